@@ -1,0 +1,1167 @@
+//! Positions (`Board`), moves, legal-move generation, apply/undo, safe
+//! automatic foundation moves, canonical keys and the fc-solve board text.
+
+use crate::card::{Card, RANK_CHARS, SUIT_CHARS};
+use crate::deal::{deal_order, DealNumberError};
+use crate::variant::{Build, Variant, MAX_CELLS, MAX_COLUMNS};
+use std::fmt;
+
+/// Column capacity: at least 4 columns means at most 13 dealt cards, plus at
+/// most 12 built on top (ranks descend), so 25 fit; 32 keeps rows aligned.
+pub const COL_CAP: usize = 32;
+const NO_CARD: u8 = 0xFF;
+
+/// Where a card is or goes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+pub enum Loc {
+    Column(u8),
+    Cell(u8),
+    Foundation,
+}
+
+/// Cell letters; `h` is skipped because it always means the foundation.
+pub const CELL_CHARS: &[u8; MAX_CELLS] = b"abcdefgijk";
+/// Column digits: `1`-`9`, then `0` for the tenth column.
+pub const COLUMN_CHARS: &[u8; MAX_COLUMNS] = b"1234567890";
+
+impl Loc {
+    pub fn to_char(self) -> char {
+        match self {
+            Loc::Column(i) => COLUMN_CHARS[i as usize] as char,
+            Loc::Cell(i) => CELL_CHARS[i as usize] as char,
+            Loc::Foundation => 'h',
+        }
+    }
+    fn from_char(c: char) -> Option<Loc> {
+        let b = c.to_ascii_lowercase() as u8;
+        if b == b'h' {
+            return Some(Loc::Foundation);
+        }
+        if let Some(i) = COLUMN_CHARS.iter().position(|&x| x == b) {
+            return Some(Loc::Column(i as u8));
+        }
+        CELL_CHARS.iter().position(|&x| x == b).map(|i| Loc::Cell(i as u8))
+    }
+}
+
+/// One move: `count` cards from `from` to `to` (count > 1 only between
+/// columns: a multi-card move).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+pub struct Move {
+    pub from: Loc,
+    pub to: Loc,
+    pub count: u8,
+}
+
+impl Move {
+    pub const fn new(from: Loc, to: Loc, count: u8) -> Move {
+        Move { from, to, count }
+    }
+}
+
+/// Why a move could not be read or made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MoveError {
+    Notation(String),
+    Illegal { mv: String, reason: String },
+}
+
+impl fmt::Display for MoveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MoveError::Notation(s) => write!(
+                f,
+                "not a move: {s:?} (expected two characters, source then destination: columns 1-9/0, cells a-g,i-k, foundation h; optional v<count>)"
+            ),
+            MoveError::Illegal { mv, reason } => write!(f, "illegal move {mv:?}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for MoveError {}
+
+/// A board that could not be read or is inconsistent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoardError {
+    Deal(DealNumberError),
+    Text(String),
+}
+
+impl fmt::Display for BoardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoardError::Deal(e) => e.fmt(f),
+            BoardError::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for BoardError {}
+
+impl From<DealNumberError> for BoardError {
+    fn from(e: DealNumberError) -> Self {
+        BoardError::Deal(e)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Fingerprints.
+//
+// The canonical position is the multiset of columns plus the set of cell
+// cards (foundations follow from the rest). Its 128-bit fingerprint is
+//   sum over columns of mix(Z(column))  +  sum over cell cards of C[card]
+// (wrapping), where Z(column) = sum of T[card][depth] (Zobrist) and `mix` is a
+// bijective Feistel finaliser, so column and cell order never matter and a
+// move updates it in O(1). Tables come from splitmix64 with a fixed seed, so
+// fingerprints (and therefore searches) are deterministic.
+// ---------------------------------------------------------------------------
+
+const fn splitmix(state: u64) -> (u64, u64) {
+    let s = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = s;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (s, z ^ (z >> 31))
+}
+
+const fn make_tables() -> ([[u128; COL_CAP]; 52], [u128; 52]) {
+    let mut t = [[0u128; COL_CAP]; 52];
+    let mut c = [0u128; 52];
+    let mut state = 0x0F3E_C311_DEA1_5EEDu64;
+    let mut card = 0;
+    while card < 52 {
+        let mut d = 0;
+        while d < COL_CAP {
+            let (s1, a) = splitmix(state);
+            let (s2, b) = splitmix(s1);
+            state = s2;
+            t[card][d] = ((a as u128) << 64) | b as u128;
+            d += 1;
+        }
+        let (s1, a) = splitmix(state);
+        let (s2, b) = splitmix(s1);
+        state = s2;
+        c[card] = ((a as u128) << 64) | b as u128;
+        card += 1;
+    }
+    (t, c)
+}
+
+static TABLES: ([[u128; COL_CAP]; 52], [u128; 52]) = make_tables();
+
+#[inline]
+fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^ (k >> 33)
+}
+
+/// A bijective non-linear mixer (three Feistel rounds of murmur3's finaliser).
+#[inline]
+fn mix(x: u128) -> u128 {
+    let mut lo = (x as u64) ^ 0x243F_6A88_85A3_08D3;
+    let mut hi = ((x >> 64) as u64) ^ 0x1319_8A2E_0370_7344;
+    hi ^= fmix64(lo);
+    lo ^= fmix64(hi);
+    hi ^= fmix64(lo);
+    ((hi as u128) << 64) | lo as u128
+}
+
+/// A position of a FreeCell-family game.
+#[derive(Clone)]
+pub struct Board {
+    variant: Variant,
+    cols: [[u8; COL_CAP]; MAX_COLUMNS],
+    lens: [u8; MAX_COLUMNS],
+    cells: [u8; MAX_CELLS],
+    found: [u8; 4],
+    col_hash: [u128; MAX_COLUMNS],
+    fp: u128,
+}
+
+impl PartialEq for Board {
+    /// Exact equality: same variant, same cards in the same columns and cells.
+    fn eq(&self, other: &Self) -> bool {
+        self.variant == other.variant
+            && self.found == other.found
+            && self.cells[..self.ncells()] == other.cells[..other.ncells()]
+            && (0..self.ncols()).all(|i| self.column(i) == other.column(i))
+    }
+}
+impl Eq for Board {}
+
+impl fmt::Debug for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.to_text())
+    }
+}
+
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+/// Foundation order in board text, as fc-solve writes it.
+const TEXT_SUITS: [u8; 4] = [2, 0, 1, 3]; // H C D S
+
+impl Board {
+    /// An empty board (all cards on the foundations).
+    fn empty(variant: Variant) -> Board {
+        let mut b = Board {
+            variant,
+            cols: [[NO_CARD; COL_CAP]; MAX_COLUMNS],
+            lens: [0; MAX_COLUMNS],
+            cells: [NO_CARD; MAX_CELLS],
+            found: [13; 4],
+            col_hash: [0; MAX_COLUMNS],
+            fp: 0,
+        };
+        b.fp = b.compute_fp();
+        b
+    }
+
+    /// Microsoft deal `n` laid out for `variant` (docs/DESIGN.md, "Presets").
+    pub fn deal(n: u64, variant: Variant) -> Result<Board, BoardError> {
+        let variant = variant.validate().map_err(|e| BoardError::Text(e.0))?;
+        let order = deal_order(n)?;
+        let mut b = Board::empty(variant);
+        b.found = [0; 4];
+        let to_cols = 52 - variant.dealt_to_cells as usize;
+        for (i, &c) in order[..to_cols].iter().enumerate() {
+            let col = i % variant.columns as usize;
+            b.cols[col][b.lens[col] as usize] = c.0;
+            b.lens[col] += 1;
+        }
+        for (i, &c) in order[to_cols..].iter().enumerate() {
+            b.cells[i] = c.0;
+        }
+        b.rehash();
+        Ok(b)
+    }
+
+    /// Builds a board from columns (deepest card first), cells and foundation
+    /// counts per suit (C D H S), checking every card appears exactly once.
+    pub fn from_parts(
+        variant: Variant,
+        columns: &[Vec<Card>],
+        cells: &[Option<Card>],
+        foundations: [u8; 4],
+    ) -> Result<Board, BoardError> {
+        let variant = variant.validate().map_err(|e| BoardError::Text(e.0))?;
+        if columns.len() > variant.columns as usize {
+            return Err(BoardError::Text(format!(
+                "board has {} columns but the variant has {}",
+                columns.len(),
+                variant.columns
+            )));
+        }
+        if cells.len() > variant.cells as usize {
+            return Err(BoardError::Text(format!(
+                "board has {} cells but the variant has {}",
+                cells.len(),
+                variant.cells
+            )));
+        }
+        let mut seen = [false; 52];
+        let mut mark = |c: Card, seen: &mut [bool; 52]| -> Result<(), BoardError> {
+            if seen[c.index()] {
+                return Err(BoardError::Text(format!("card {c} appears twice")));
+            }
+            seen[c.index()] = true;
+            Ok(())
+        };
+        for (s, &n) in foundations.iter().enumerate() {
+            if n > 13 {
+                return Err(BoardError::Text(format!("foundation count {n} is more than 13")));
+            }
+            for r in 0..n {
+                mark(Card::new(r, s as u8), &mut seen)?;
+            }
+        }
+        let mut b = Board::empty(variant);
+        b.found = foundations;
+        for (i, col) in columns.iter().enumerate() {
+            if col.len() > COL_CAP {
+                return Err(BoardError::Text(format!("column {} is too long", i + 1)));
+            }
+            for &c in col {
+                mark(c, &mut seen)?;
+                b.cols[i][b.lens[i] as usize] = c.0;
+                b.lens[i] += 1;
+            }
+        }
+        for (i, c) in cells.iter().enumerate() {
+            if let Some(c) = *c {
+                mark(c, &mut seen)?;
+                b.cells[i] = c.0;
+            }
+        }
+        if let Some(missing) = (0..52).find(|&i| !seen[i]) {
+            return Err(BoardError::Text(format!("card {} is missing", Card(missing as u8))));
+        }
+        b.rehash();
+        Ok(b)
+    }
+
+    #[inline]
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+    #[inline]
+    pub fn ncols(&self) -> usize {
+        self.variant.columns as usize
+    }
+    #[inline]
+    pub fn ncells(&self) -> usize {
+        self.variant.cells as usize
+    }
+    /// A column's cards, deepest first.
+    #[inline]
+    pub fn column(&self, i: usize) -> &[u8] {
+        &self.cols[i][..self.lens[i] as usize]
+    }
+    #[inline]
+    pub fn column_len(&self, i: usize) -> usize {
+        self.lens[i] as usize
+    }
+    #[inline]
+    pub fn cell(&self, i: usize) -> Option<Card> {
+        let c = self.cells[i];
+        (c != NO_CARD).then_some(Card(c))
+    }
+    /// Cards on each foundation, by suit C D H S.
+    #[inline]
+    pub fn foundations(&self) -> [u8; 4] {
+        self.found
+    }
+    #[inline]
+    pub fn top(&self, col: usize) -> Option<Card> {
+        let l = self.lens[col] as usize;
+        (l > 0).then(|| Card(self.cols[col][l - 1]))
+    }
+    #[inline]
+    pub fn is_won(&self) -> bool {
+        self.found == [13; 4]
+    }
+    #[inline]
+    pub fn cards_home(&self) -> u32 {
+        self.found.iter().map(|&x| x as u32).sum()
+    }
+    #[inline]
+    pub fn empty_cells(&self) -> u32 {
+        self.cells[..self.ncells()].iter().filter(|&&c| c == NO_CARD).count() as u32
+    }
+    #[inline]
+    pub fn empty_columns(&self) -> u32 {
+        self.lens[..self.ncols()].iter().filter(|&&l| l == 0).count() as u32
+    }
+    #[inline]
+    fn first_empty_cell(&self) -> Option<usize> {
+        self.cells[..self.ncells()].iter().position(|&c| c == NO_CARD)
+    }
+
+    // ----- hashing ---------------------------------------------------------
+
+    fn compute_fp(&self) -> u128 {
+        let mut fp = 0u128;
+        for i in 0..self.ncols() {
+            fp = fp.wrapping_add(mix(self.col_hash[i]));
+        }
+        for &c in &self.cells[..self.ncells()] {
+            if c != NO_CARD {
+                fp = fp.wrapping_add(TABLES.1[c as usize]);
+            }
+        }
+        fp
+    }
+
+    fn rehash(&mut self) {
+        for i in 0..MAX_COLUMNS {
+            let mut h = 0u128;
+            for (d, &c) in self.column(i).iter().enumerate() {
+                h = h.wrapping_add(TABLES.0[c as usize][d]);
+            }
+            self.col_hash[i] = h;
+        }
+        self.fp = self.compute_fp();
+    }
+
+    /// The 128-bit fingerprint of the canonical position: equal for positions
+    /// that differ only by the order of columns or of cells.
+    #[inline]
+    pub fn fingerprint(&self) -> u128 {
+        self.fp
+    }
+
+    /// The exact canonical key: columns sorted, cells sorted, as bytes
+    /// (each column's cards then 0xFF; then the sorted cell cards).
+    pub fn canonical_key(&self) -> Vec<u8> {
+        let mut cols: Vec<&[u8]> = (0..self.ncols()).map(|i| self.column(i)).collect();
+        cols.sort_unstable();
+        let mut key = Vec::with_capacity(64);
+        for c in cols {
+            key.extend_from_slice(c);
+            key.push(NO_CARD);
+        }
+        let mut cells: Vec<u8> =
+            self.cells[..self.ncells()].iter().copied().filter(|&c| c != NO_CARD).collect();
+        cells.sort_unstable();
+        key.extend_from_slice(&cells);
+        key
+    }
+
+    // ----- raw edits (keep the fingerprint in step) ------------------------
+
+    #[inline]
+    fn set_col_hash(&mut self, col: usize, h: u128) {
+        self.fp = self
+            .fp
+            .wrapping_sub(mix(self.col_hash[col]))
+            .wrapping_add(mix(h));
+        self.col_hash[col] = h;
+    }
+
+    #[inline]
+    fn pop_col(&mut self, col: usize) -> u8 {
+        let l = self.lens[col] as usize - 1;
+        let c = self.cols[col][l];
+        self.lens[col] = l as u8;
+        let h = self.col_hash[col].wrapping_sub(TABLES.0[c as usize][l]);
+        self.set_col_hash(col, h);
+        c
+    }
+
+    #[inline]
+    fn push_col(&mut self, col: usize, c: u8) {
+        let l = self.lens[col] as usize;
+        self.cols[col][l] = c;
+        self.lens[col] = l as u8 + 1;
+        let h = self.col_hash[col].wrapping_add(TABLES.0[c as usize][l]);
+        self.set_col_hash(col, h);
+    }
+
+    #[inline]
+    fn take_cell(&mut self, i: usize) -> u8 {
+        let c = self.cells[i];
+        self.cells[i] = NO_CARD;
+        self.fp = self.fp.wrapping_sub(TABLES.1[c as usize]);
+        c
+    }
+
+    #[inline]
+    fn put_cell(&mut self, i: usize, c: u8) {
+        self.cells[i] = c;
+        self.fp = self.fp.wrapping_add(TABLES.1[c as usize]);
+    }
+
+    /// Moves the top `k` cards of `from` onto `to`, keeping their order.
+    #[inline]
+    fn move_run(&mut self, from: usize, to: usize, k: usize) {
+        let lf = self.lens[from] as usize;
+        let lt = self.lens[to] as usize;
+        let mut hf = self.col_hash[from];
+        let mut ht = self.col_hash[to];
+        for j in 0..k {
+            let c = self.cols[from][lf - k + j];
+            hf = hf.wrapping_sub(TABLES.0[c as usize][lf - k + j]);
+            ht = ht.wrapping_add(TABLES.0[c as usize][lt + j]);
+            self.cols[to][lt + j] = c;
+        }
+        self.lens[from] = (lf - k) as u8;
+        self.lens[to] = (lt + k) as u8;
+        self.set_col_hash(from, hf);
+        self.set_col_hash(to, ht);
+    }
+
+    // ----- rules -----------------------------------------------------------
+
+    /// Length of the run (cards each built on the one below) at the top of a column.
+    #[inline]
+    pub fn run_len(&self, col: usize) -> usize {
+        let cards = self.column(col);
+        let n = cards.len();
+        if n == 0 {
+            return 0;
+        }
+        let v = self.variant;
+        let mut k = 1;
+        while k < n && v.builds_on(Card(cards[n - k]), Card(cards[n - k - 1])) {
+            k += 1;
+        }
+        k
+    }
+
+    #[inline]
+    fn can_found(&self, c: Card) -> bool {
+        self.found[c.suit() as usize] == c.rank()
+    }
+
+    /// The most cards a multi-card move onto column `to` may carry now.
+    #[inline]
+    pub fn max_run_to(&self, to: usize) -> u32 {
+        let dest_empty = self.lens[to] == 0;
+        let helpers = self.empty_columns() - dest_empty as u32;
+        self.variant.max_run(self.empty_cells(), helpers)
+    }
+
+    /// The card a move would carry first (the deepest of a run).
+    fn moving_card(&self, m: Move) -> Option<Card> {
+        match m.from {
+            Loc::Column(i) => {
+                let l = self.lens[i as usize] as usize;
+                (l >= m.count as usize && m.count > 0)
+                    .then(|| Card(self.cols[i as usize][l - m.count as usize]))
+            }
+            Loc::Cell(i) => self.cell(i as usize),
+            Loc::Foundation => None,
+        }
+    }
+
+    /// Checks a move; `Ok` means `apply` may be called.
+    pub fn check(&self, m: Move) -> Result<(), String> {
+        let v = self.variant;
+        let in_range = |l: Loc| match l {
+            Loc::Column(i) => (i as usize) < self.ncols(),
+            Loc::Cell(i) => (i as usize) < self.ncells(),
+            Loc::Foundation => true,
+        };
+        if !in_range(m.from) || !in_range(m.to) {
+            return Err("no such column or cell in this variant".into());
+        }
+        if m.from == m.to {
+            return Err("source and destination are the same".into());
+        }
+        let m = if m.to == Loc::Foundation { Move { count: 1, ..m } } else { m };
+        if m.count == 0 {
+            return Err("moves no card".into());
+        }
+        if m.count > 1 && !matches!((m.from, m.to), (Loc::Column(_), Loc::Column(_))) {
+            return Err("only column-to-column moves carry several cards".into());
+        }
+        let card = match m.from {
+            Loc::Foundation => return Err("cards never leave the foundations".into()),
+            Loc::Cell(i) => self.cell(i as usize).ok_or("the source cell is empty")?,
+            Loc::Column(i) => {
+                let l = self.column_len(i as usize);
+                if l == 0 {
+                    return Err("the source column is empty".into());
+                }
+                if (m.count as usize) > l {
+                    return Err(format!("the source column has only {l} cards"));
+                }
+                if (m.count as usize) > self.run_len(i as usize) {
+                    return Err(format!(
+                        "the top {} cards of the source column are not a run",
+                        m.count
+                    ));
+                }
+                self.moving_card(m).unwrap()
+            }
+        };
+        match m.to {
+            Loc::Foundation => {
+                if !self.can_found(card) {
+                    return Err(format!("{card} cannot go to its foundation yet"));
+                }
+            }
+            Loc::Cell(i) => {
+                if let Some(c) = self.cell(i as usize) {
+                    return Err(format!("the destination cell holds {c}"));
+                }
+            }
+            Loc::Column(i) => {
+                let i = i as usize;
+                match self.top(i) {
+                    Some(t) => {
+                        if !v.builds_on(card, t) {
+                            return Err(format!("{card} cannot go onto {t}"));
+                        }
+                    }
+                    None => {
+                        if !v.fills_empty(card) {
+                            return Err(format!(
+                                "{card} cannot fill an empty column (empty columns take {} cards)",
+                                v.empty
+                            ));
+                        }
+                    }
+                }
+                if m.count > 1 {
+                    let lim = self.max_run_to(i);
+                    if m.count as u32 > lim {
+                        return Err(format!(
+                            "a run of {} cards exceeds the {}-rule limit {}",
+                            m.count, v.move_rule, lim
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a move known to be legal.
+    #[inline]
+    pub fn apply(&mut self, m: Move) {
+        match (m.from, m.to) {
+            (Loc::Column(a), Loc::Column(b)) => self.move_run(a as usize, b as usize, m.count as usize),
+            (Loc::Column(a), Loc::Cell(b)) => {
+                let c = self.pop_col(a as usize);
+                self.put_cell(b as usize, c);
+            }
+            (Loc::Column(a), Loc::Foundation) => {
+                let c = self.pop_col(a as usize);
+                self.found[(c & 3) as usize] += 1;
+            }
+            (Loc::Cell(a), Loc::Column(b)) => {
+                let c = self.take_cell(a as usize);
+                self.push_col(b as usize, c);
+            }
+            (Loc::Cell(a), Loc::Cell(b)) => {
+                let c = self.take_cell(a as usize);
+                self.put_cell(b as usize, c);
+            }
+            (Loc::Cell(a), Loc::Foundation) => {
+                let c = self.take_cell(a as usize);
+                self.found[(c & 3) as usize] += 1;
+            }
+            (Loc::Foundation, _) => unreachable!("cards never leave the foundations"),
+        }
+    }
+
+    /// Undoes `m`, which must be the last move applied.
+    #[inline]
+    pub fn undo(&mut self, m: Move) {
+        match (m.from, m.to) {
+            (Loc::Column(a), Loc::Column(b)) => self.move_run(b as usize, a as usize, m.count as usize),
+            (Loc::Column(a), Loc::Cell(b)) => {
+                let c = self.take_cell(b as usize);
+                self.push_col(a as usize, c);
+            }
+            (Loc::Cell(a), Loc::Column(b)) => {
+                let c = self.pop_col(b as usize);
+                self.put_cell(a as usize, c);
+            }
+            (Loc::Cell(a), Loc::Cell(b)) => {
+                let c = self.take_cell(b as usize);
+                self.put_cell(a as usize, c);
+            }
+            (from, Loc::Foundation) => {
+                // The card that went home is the top of the foundation it went to;
+                // find it by the source: a column or a cell.
+                unreachable!("use undo_home for foundation moves: {from:?}")
+            }
+            (Loc::Foundation, _) => unreachable!(),
+        }
+    }
+
+    /// Undoes a move to the foundation of `suit`.
+    #[inline]
+    pub fn undo_home(&mut self, m: Move, suit: u8) {
+        self.found[suit as usize] -= 1;
+        let c = Card::new(self.found[suit as usize], suit).0;
+        match m.from {
+            Loc::Column(a) => self.push_col(a as usize, c),
+            Loc::Cell(a) => self.put_cell(a as usize, c),
+            Loc::Foundation => unreachable!(),
+        }
+    }
+
+    /// Is sending `c` to its foundation provably harmless? It is when no card
+    /// still in play could ever be placed on it: aces and twos always (an ace
+    /// can go home instead of onto a two); otherwise every card of rank - 1
+    /// that builds on it per the variant must be home already. Foundations
+    /// are final, so a solution that used `c` as a base would need one of
+    /// those cards, which cannot happen; every other move of that solution
+    /// stays legal with `c` gone (one more free cell or one card fewer on a
+    /// column only adds options for single-card moves). Tested in
+    /// `solver::tests::auto_moves_keep_verdicts`.
+    #[inline]
+    pub fn is_safe_home(&self, c: Card) -> bool {
+        let r = c.rank();
+        if r <= 1 {
+            return true;
+        }
+        let f = &self.found;
+        match self.variant.build {
+            Build::Suit => true,
+            Build::Alternate => {
+                if c.is_red() {
+                    f[0] >= r && f[3] >= r
+                } else {
+                    f[1] >= r && f[2] >= r
+                }
+            }
+            Build::Any => (0..4).all(|s| s == c.suit() as usize || f[s] >= r),
+        }
+    }
+
+    /// Plays every safe foundation move until none is left, appending each
+    /// to `log` (to undo with `undo_autoplay`).
+    #[inline]
+    pub fn autoplay(&mut self, log: &mut Vec<Move>) -> usize {
+        let start = log.len();
+        loop {
+            let mut moved = false;
+            for i in 0..self.ncols() {
+                while let Some(t) = self.top(i) {
+                    if self.can_found(t) && self.is_safe_home(t) {
+                        let m = self.home_move(Loc::Column(i as u8), t);
+                        self.apply(m);
+                        log.push(m);
+                        moved = true;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            for i in 0..self.ncells() {
+                let c = self.cells[i];
+                if c != NO_CARD && self.can_found(Card(c)) && self.is_safe_home(Card(c)) {
+                    let m = self.home_move(Loc::Cell(i as u8), Card(c));
+                    self.apply(m);
+                    log.push(m);
+                    moved = true;
+                }
+            }
+            if !moved {
+                return log.len() - start;
+            }
+        }
+    }
+
+    /// Undoes the last `n` foundation moves of `log` (popping them).
+    #[inline]
+    pub fn undo_autoplay(&mut self, log: &mut Vec<Move>, n: usize) {
+        for _ in 0..n {
+            let m = log.pop().unwrap();
+            self.undo_home(m, home_suit(m));
+        }
+    }
+
+    /// Generates moves. With `all`, every legal move (moves to each empty cell
+    /// and each empty column, whole columns into empty columns); without, one
+    /// representative per canonical result (first empty cell, first empty
+    /// column, no whole-column moves into an empty column).
+    pub fn gen_moves(&self, out: &mut Vec<Move>, all: bool) {
+        let v = self.variant;
+        let nc = self.ncols();
+        let ncells = self.ncells();
+        let empty_cells = self.empty_cells();
+        let empty_cols = self.empty_columns();
+        let first_empty_col = (0..nc).find(|&i| self.lens[i] == 0);
+        let first_empty_cell = self.first_empty_cell();
+        // To the foundations (from columns and cells).
+        for i in 0..nc {
+            if let Some(t) = self.top(i) {
+                if self.can_found(t) {
+                    out.push(self.home_move(Loc::Column(i as u8), t));
+                }
+            }
+        }
+        for i in 0..ncells {
+            if let Some(c) = self.cell(i) {
+                if self.can_found(c) {
+                    out.push(self.home_move(Loc::Cell(i as u8), c));
+                }
+            }
+        }
+        // Column to column.
+        for src in 0..nc {
+            let len = self.column_len(src);
+            if len == 0 {
+                continue;
+            }
+            let run = self.run_len(src);
+            let col = self.column(src);
+            for dst in 0..nc {
+                if dst == src {
+                    continue;
+                }
+                match self.top(dst) {
+                    Some(t) => {
+                        // The only card that fits is rank(t) - 1; find it in the run.
+                        let tr = t.rank() as usize;
+                        let bottom_rank = Card(col[len - run]).rank() as usize;
+                        let top_rank = Card(col[len - 1]).rank() as usize;
+                        if tr == 0 || tr - 1 < top_rank || tr - 1 > bottom_rank {
+                            continue;
+                        }
+                        let k = tr - top_rank; // cards from the top
+                        let c = Card(col[len - k]);
+                        if !v.builds_on(c, t) {
+                            continue;
+                        }
+                        if k > 1 && k as u32 > v.max_run(empty_cells, empty_cols) {
+                            continue;
+                        }
+                        out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst as u8), k as u8));
+                    }
+                    None => {
+                        if !all && Some(dst) != first_empty_col {
+                            continue;
+                        }
+                        let lim = (v.max_run(empty_cells, empty_cols - 1) as usize).min(run);
+                        for k in 1..=lim {
+                            if !all && k == len {
+                                continue; // same canonical position
+                            }
+                            if v.fills_empty(Card(col[len - k])) {
+                                out.push(Move::new(
+                                    Loc::Column(src as u8),
+                                    Loc::Column(dst as u8),
+                                    k as u8,
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Cell to column.
+        for i in 0..ncells {
+            let Some(c) = self.cell(i) else { continue };
+            for dst in 0..nc {
+                let ok = match self.top(dst) {
+                    Some(t) => v.builds_on(c, t),
+                    None => (all || Some(dst) == first_empty_col) && v.fills_empty(c),
+                };
+                if ok {
+                    out.push(Move::new(Loc::Cell(i as u8), Loc::Column(dst as u8), 1));
+                }
+            }
+        }
+        // Column to cell.
+        if empty_cells > 0 {
+            for src in 0..nc {
+                if self.lens[src] == 0 {
+                    continue;
+                }
+                for cell in 0..ncells {
+                    if self.cells[cell] != NO_CARD {
+                        continue;
+                    }
+                    if !all && Some(cell) != first_empty_cell {
+                        continue;
+                    }
+                    out.push(Move::new(Loc::Column(src as u8), Loc::Cell(cell as u8), 1));
+                }
+            }
+        }
+    }
+
+    /// A foundation move; its `count` field carries the suit in the high
+    /// nibble so that undo knows which foundation to take back from.
+    #[inline]
+    fn home_move(&self, from: Loc, c: Card) -> Move {
+        Move::new(from, Loc::Foundation, 1 | (c.suit() << 4))
+    }
+
+    /// Every legal move (see `gen_moves`).
+    pub fn legal_moves(&self) -> Vec<Move> {
+        let mut v = Vec::new();
+        self.gen_moves(&mut v, true);
+        v
+    }
+
+    /// Applies a possibly illegal move after checking it (a foundation move
+    /// gets its suit tag filled in).
+    pub fn apply_checked(&mut self, m: Move) -> Result<Move, String> {
+        let m = self.normalize(m);
+        self.check(m)?;
+        self.apply(m);
+        Ok(m)
+    }
+
+    /// Undoes any move made by `apply` or `apply_checked`.
+    pub fn undo_any(&mut self, m: Move) {
+        if m.to == Loc::Foundation {
+            self.undo_home(m, m.count >> 4);
+        } else {
+            self.undo(m);
+        }
+    }
+
+    /// Fills in the suit tag of a foundation move.
+    fn normalize(&self, m: Move) -> Move {
+        if m.to == Loc::Foundation {
+            if let Some(c) = self.moving_card(Move { count: 1, ..m }) {
+                return self.home_move(m.from, c);
+            }
+            return Move { count: 1, ..m };
+        }
+        m
+    }
+
+    /// The number of cards a move carries (foundation moves carry one).
+    #[inline]
+    pub fn move_cards(m: Move) -> usize {
+        if m.to == Loc::Foundation {
+            1
+        } else {
+            m.count as usize
+        }
+    }
+
+    // ----- notation --------------------------------------------------------
+
+    /// Writes a legal move of this position in standard notation.
+    pub fn move_to_notation(&self, m: Move) -> String {
+        let mut s = String::with_capacity(5);
+        s.push(m.from.to_char());
+        s.push(m.to.to_char());
+        if let (Loc::Column(_), Loc::Column(d)) = (m.from, m.to) {
+            if self.lens[d as usize] == 0 && (m.count as usize) != self.longest_to_empty(m) {
+                s.push('v');
+                s.push_str(&m.count.to_string());
+            }
+        }
+        s
+    }
+
+    /// The longest legal run from `m.from` into the empty column `m.to`.
+    fn longest_to_empty(&self, m: Move) -> usize {
+        let (Loc::Column(a), Loc::Column(d)) = (m.from, m.to) else { return 1 };
+        let (a, d) = (a as usize, d as usize);
+        let lim = (self.max_run_to(d) as usize).min(self.run_len(a));
+        let col = self.column(a);
+        (1..=lim)
+            .rev()
+            .find(|&k| self.variant.fills_empty(Card(col[col.len() - k])))
+            .unwrap_or(1)
+    }
+
+    /// Reads a move in standard notation for this position (the count of a
+    /// column-to-column move follows from the position).
+    pub fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
+        let t = text.trim();
+        let bad = || MoveError::Notation(text.to_string());
+        let mut chars = t.chars();
+        let (Some(a), Some(b)) = (chars.next(), chars.next()) else { return Err(bad()) };
+        let rest: String = chars.collect();
+        let from = Loc::from_char(a).ok_or_else(bad)?;
+        let to = Loc::from_char(b).ok_or_else(bad)?;
+        let explicit: Option<usize> = if rest.is_empty() {
+            None
+        } else if let Some(n) = rest.strip_prefix(['v', 'V']) {
+            Some(n.parse().map_err(|_| bad())?)
+        } else {
+            return Err(bad());
+        };
+        let illegal = |reason: String| MoveError::Illegal { mv: t.to_string(), reason };
+        let count = match (from, to) {
+            (Loc::Column(a), Loc::Column(d)) => {
+                let (a, d) = (a as usize, d as usize);
+                if a >= self.ncols() || d >= self.ncols() {
+                    return Err(illegal("no such column in this variant".into()));
+                }
+                if let Some(k) = explicit {
+                    k
+                } else if let Some(top) = self.top(d) {
+                    // The run whose deepest card fits on the destination.
+                    let col = self.column(a);
+                    let run = self.run_len(a);
+                    (1..=run)
+                        .find(|&k| self.variant.builds_on(Card(col[col.len() - k]), top))
+                        .unwrap_or(1)
+                } else if self.column_len(a) == 0 {
+                    1
+                } else {
+                    self.longest_to_empty(Move::new(from, to, 1))
+                }
+            }
+            _ => {
+                if explicit.is_some_and(|k| k != 1) {
+                    return Err(illegal("only column-to-column moves carry several cards".into()));
+                }
+                1
+            }
+        };
+        if count == 0 || count > COL_CAP {
+            return Err(illegal(format!("cannot move {count} cards")));
+        }
+        Ok(self.normalize(Move::new(from, to, count as u8)))
+    }
+
+    // ----- text --------------------------------------------------------------
+
+    /// The board in fc-solve's text format (docs/DESIGN.md).
+    pub fn to_text(&self) -> String {
+        let mut s = String::from("Foundations:");
+        for &suit in &TEXT_SUITS {
+            let n = self.found[suit as usize];
+            let r = if n == 0 { '0' } else { RANK_CHARS[n as usize - 1] as char };
+            s.push_str(&format!(" {}-{}", SUIT_CHARS[suit as usize] as char, r));
+        }
+        s.push_str("\nFreecells:");
+        for i in 0..self.ncells() {
+            match self.cell(i) {
+                Some(c) => s.push_str(&format!("  {c}")),
+                None => s.push_str("  -"),
+            }
+        }
+        s.push('\n');
+        for i in 0..self.ncols() {
+            s.push(':');
+            for &c in self.column(i) {
+                s.push(' ');
+                s.push_str(&Card(c).to_string());
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Only the columns, one per line, deepest card first (as REFERENCE.md
+    /// prints the test vectors).
+    pub fn to_rows(&self) -> String {
+        let mut s = String::new();
+        for i in 0..self.ncols() {
+            let cards: Vec<String> = self.column(i).iter().map(|&c| Card(c).to_string()).collect();
+            s.push_str(&cards.join(" "));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Reads fc-solve board text (docs/DESIGN.md). `Foundations:` and
+    /// `Freecells:` lines are optional; column lines may start with `: `.
+    pub fn from_text(text: &str, variant: Variant) -> Result<Board, BoardError> {
+        let variant = variant.validate().map_err(|e| BoardError::Text(e.0))?;
+        let mut found = [0u8; 4];
+        let mut cells: Vec<Option<Card>> = Vec::new();
+        let mut columns: Vec<Vec<Card>> = Vec::new();
+        let card = |tok: &str, line_no: usize| {
+            Card::parse(tok).map_err(|e| BoardError::Text(format!("line {line_no}: {e}")))
+        };
+        for (ln, raw) in text.lines().enumerate() {
+            let line_no = ln + 1;
+            let line = raw.trim_end();
+            let trimmed = line.trim_start();
+            if let Some(rest) = trimmed.strip_prefix("Foundations:") {
+                for tok in rest.split_whitespace() {
+                    let (s, r) = tok.split_once('-').ok_or_else(|| {
+                        BoardError::Text(format!("line {line_no}: bad foundation entry {tok:?}"))
+                    })?;
+                    let suit = SUIT_CHARS
+                        .iter()
+                        .position(|&c| s.len() == 1 && c == s.as_bytes()[0].to_ascii_uppercase())
+                        .ok_or_else(|| {
+                            BoardError::Text(format!("line {line_no}: bad foundation suit {s:?}"))
+                        })?;
+                    let n = match r.to_ascii_uppercase().as_str() {
+                        "0" | "-" => 0,
+                        x => {
+                            if let Ok(n) = x.parse::<u8>() {
+                                n
+                            } else if let Some(p) = RANK_CHARS.iter().position(|&c| x.len() == 1 && c == x.as_bytes()[0]) {
+                                p as u8 + 1
+                            } else {
+                                return Err(BoardError::Text(format!(
+                                    "line {line_no}: bad foundation rank {r:?}"
+                                )));
+                            }
+                        }
+                    };
+                    found[suit] = n;
+                }
+            } else if let Some(rest) = trimmed.strip_prefix("Freecells:") {
+                if rest.contains('-') {
+                    for tok in rest.split_whitespace() {
+                        cells.push(if tok == "-" { None } else { Some(card(tok, line_no)?) });
+                    }
+                } else {
+                    // fc-solve's fixed-width form: four characters per cell.
+                    let bytes: Vec<char> = rest.chars().collect();
+                    for chunk in bytes.chunks(4) {
+                        let tok: String = chunk.iter().collect();
+                        let tok = tok.trim();
+                        cells.push(if tok.is_empty() { None } else { Some(card(tok, line_no)?) });
+                    }
+                    while cells.last() == Some(&None) && cells.len() > variant.cells as usize {
+                        cells.pop();
+                    }
+                }
+            } else if trimmed.is_empty() {
+                continue;
+            } else {
+                let body = trimmed.strip_prefix(':').unwrap_or(trimmed);
+                let col = body
+                    .split_whitespace()
+                    .map(|t| card(t, line_no))
+                    .collect::<Result<Vec<_>, _>>()?;
+                columns.push(col);
+            }
+        }
+        Board::from_parts(variant, &columns, &cells, found)
+    }
+}
+
+/// Which suit a foundation move (made by `apply`) sent home.
+#[inline]
+pub fn home_suit(m: Move) -> u8 {
+    m.count >> 4
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn freecell() -> Variant {
+        Variant::default()
+    }
+
+    #[test]
+    fn deal_617_text() {
+        let b = Board::deal(617, freecell()).unwrap();
+        let t = b.to_text();
+        assert!(t.starts_with("Foundations: H-0 C-0 D-0 S-0\nFreecells:  -  -  -  -\n: 7D TD TH KD 4C 4S JD\n"));
+        assert_eq!(Board::from_text(&t, freecell()).unwrap(), b);
+        // Plain rows without prefixes read too.
+        assert_eq!(Board::from_text(&b.to_rows(), freecell()).unwrap(), b);
+    }
+
+    #[test]
+    fn fc_solve_fixed_width_cells() {
+        let mut b = Board::deal(617, freecell()).unwrap();
+        let m = b.parse_move("8b").unwrap();
+        b.apply_checked(m).unwrap();
+        let text = b.to_text().replace("Freecells:  -  QH  -  -", "Freecells:      QH        ");
+        let back = Board::from_text(&text, freecell()).unwrap();
+        assert_eq!(back, b);
+    }
+
+    #[test]
+    fn apply_undo_and_fingerprint() {
+        let mut b = Board::deal(1, freecell()).unwrap();
+        let orig = b.clone();
+        let moves = b.legal_moves();
+        assert!(!moves.is_empty());
+        for m in moves {
+            b.check(m).unwrap();
+            b.apply(m);
+            let mut fresh = b.clone();
+            fresh.rehash();
+            assert_eq!(fresh.fingerprint(), b.fingerprint());
+            b.undo_any(m);
+            assert_eq!(b, orig);
+            assert_eq!(b.fingerprint(), orig.fingerprint());
+        }
+    }
+
+    #[test]
+    fn notation_round_trip() {
+        let b = Board::deal(1, freecell()).unwrap();
+        for m in b.legal_moves() {
+            let s = b.move_to_notation(m);
+            assert_eq!(b.parse_move(&s).unwrap(), m, "{s}");
+        }
+        assert!(b.parse_move("1").is_err());
+        assert!(b.parse_move("1x").is_err());
+        assert!(b.parse_move("12q").is_err());
+    }
+}

@@ -1,0 +1,17 @@
+//! FreeCell Analyzer's engine: cards, Microsoft deals, rules as data,
+//! positions and moves, and a complete solver. Plain Rust; the PyO3 glue is
+//! in `py.rs`, compiled only with the `python` feature.
+
+pub mod board;
+pub mod card;
+pub mod deal;
+pub mod solver;
+pub mod variant;
+
+#[cfg(feature = "python")]
+mod py;
+
+pub use board::{Board, BoardError, Loc, Move, MoveError};
+pub use card::{Card, CardError};
+pub use deal::{deal_order, DealNumberError, MAX_DEAL};
+pub use variant::{Build, EmptyRule, MoveRule, Preset, Variant, VariantError};
