@@ -158,13 +158,37 @@ struct Frame {
     end: usize,
 }
 
+/// Heuristic weights (tuned on deals 1..1000; see docs/SOLVER.md).
+#[derive(Copy, Clone, Debug)]
+pub struct Weights {
+    pub home: i32,
+    pub disorder: i32,
+    pub dig: i32,
+    pub cell: i32,
+    pub empty_col: i32,
+}
+
+pub const WEIGHTS: Weights = Weights { home: 6, disorder: 2, dig: 3, cell: 4, empty_col: 6 };
+
+fn weights() -> Weights {
+    static W: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
+    *W.get_or_init(|| match std::env::var("FCA_WEIGHTS") {
+        Ok(s) => {
+            let v: Vec<i32> = s.split(',').map(|x| x.parse().unwrap()).collect();
+            Weights { home: v[0], disorder: v[1], dig: v[2], cell: v[3], empty_col: v[4] }
+        }
+        Err(_) => WEIGHTS,
+    })
+}
+
 /// Heuristic: lower is closer to a win. See docs/SOLVER.md.
 #[inline]
 fn score(b: &Board) -> i32 {
+    let w = weights();
     let mut s = 0i32;
     let found = b.foundations();
     // Cards still to go home.
-    s += 6 * (52 - b.cards_home() as i32);
+    s += w.home * (52 - b.cards_home() as i32);
     // Cards lying above a lower card of the column must all move first; and
     // the depth of each suit's next card (how much digging it needs).
     for i in 0..b.ncols() {
@@ -174,28 +198,123 @@ fn score(b: &Board) -> i32 {
         for (d, &c) in col.iter().enumerate() {
             let c = Card(c);
             if c.rank() > min_rank {
-                s += 2;
+                s += w.disorder;
             } else {
                 min_rank = c.rank();
             }
             if found[c.suit() as usize] == c.rank() {
-                s += 3 * (n - d - 1) as i32;
+                s += w.dig * (n - d - 1) as i32;
             }
         }
     }
     // Occupied cells and empty columns (the scarce resources).
     let free_cells = b.empty_cells() as i32;
     let occupied = b.ncells() as i32 - free_cells;
-    s += 4 * occupied;
+    s += w.cell * occupied;
     if b.variant().empty == EmptyRule::Any {
-        s -= 6 * b.empty_columns() as i32;
+        s -= w.empty_col * b.empty_columns() as i32;
     }
     s
 }
 
 /// Solves `board` within `limits`.
 pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
-    Search::new(board, limits).run()
+    let bf = best_first(board, limits, bf_budget());
+    if bf.outcome == Outcome::Solved {
+        return bf;
+    }
+    let mut r = Search::new(board, limits).run();
+    r.stats.expanded += bf.stats.expanded;
+    r.stats.elapsed += bf.stats.elapsed;
+    r.stats.peak_bytes = r.stats.peak_bytes.max(bf.stats.peak_bytes);
+    r
+}
+
+/// Expansions the best-first phase may spend before the complete search.
+pub const BEST_FIRST_BUDGET: u64 = 1_000_000_000;
+
+fn bf_budget() -> u64 {
+    std::env::var("FCA_BUDGET").map(|s| s.parse().unwrap()).unwrap_or(BEST_FIRST_BUDGET)
+}
+
+struct Node {
+    board: Board,
+    parent: u32,
+    mv: Option<Move>,
+}
+
+/// Greedy best-first search (global priority queue on the heuristic). Finds
+/// most solutions in few expansions; it proves nothing when it fails, since
+/// its budget may cut it short.
+pub fn best_first(board: &Board, limits: &Limits, budget: u64) -> SolveResult {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let t0 = Instant::now();
+    let mut stats = Stats::default();
+    let mut visited = Visited::default();
+    let mut b = board.clone();
+    let mut log = Vec::new();
+    b.autoplay(&mut log);
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut heap: BinaryHeap<(Reverse<i32>, u32)> = BinaryHeap::new();
+    visited.insert(b.fingerprint());
+    let won_at = |nodes: &Vec<Node>, idx: usize| -> Vec<Move> {
+        let mut path = Vec::new();
+        let mut i = idx;
+        while let Some(m) = nodes[i].mv {
+            path.push(m);
+            i = nodes[i].parent as usize;
+        }
+        path.reverse();
+        path
+    };
+    let root_won = b.is_won();
+    nodes.push(Node { board: b, parent: 0, mv: None });
+    let finish = |stats: &mut Stats, outcome, solution, nodes: &Vec<Node>, visited: &Visited| {
+        stats.elapsed = t0.elapsed();
+        stats.stored = visited.len() as u64;
+        stats.peak_bytes = stats.peak_bytes.max(
+            set_bytes(visited.capacity()) + (nodes.capacity() * std::mem::size_of::<Node>()) as u64,
+        );
+        SolveResult { outcome, solution, stats: *stats }
+    };
+    if root_won {
+        let sol = describe(board, &[]);
+        return finish(&mut stats, Outcome::Solved, Some(sol), &nodes, &visited);
+    }
+    heap.push((Reverse(0), 0));
+    let mut gen = Vec::new();
+    while let Some((_, idx)) = heap.pop() {
+        if stats.expanded >= budget {
+            return finish(&mut stats, Outcome::Limit(LimitKind::Positions), None, &nodes, &visited);
+        }
+        stats.expanded += 1;
+        let mut cur = nodes[idx as usize].board.clone();
+        gen.clear();
+        cur.gen_moves(&mut gen, false);
+        for &m in &gen {
+            cur.apply(m);
+            let n = cur.autoplay(&mut log);
+            let fp = cur.fingerprint();
+            if visited.len() as u64 >= limits.max_positions {
+                return finish(&mut stats, Outcome::Limit(LimitKind::Positions), None, &nodes, &visited);
+            }
+            if visited.insert(fp) {
+                nodes.push(Node { board: cur.clone(), parent: idx, mv: Some(m) });
+                let child = nodes.len() - 1;
+                if cur.is_won() {
+                    let path = won_at(&nodes, child);
+                    let path = shorten(board, &path);
+                    let sol = describe(board, &path);
+                    return finish(&mut stats, Outcome::Solved, Some(sol), &nodes, &visited);
+                }
+                heap.push((Reverse(score(&cur)), child as u32));
+            }
+            cur.undo_autoplay(&mut log, n);
+            cur.undo_any(m);
+        }
+    }
+    finish(&mut stats, Outcome::Unsolvable, None, &nodes, &visited)
 }
 
 struct Search<'a> {
@@ -516,6 +635,77 @@ fn expand_run(b: &mut Board, from: usize, to: usize, k: usize, out: &mut Vec<Mov
     expand_run(b, from, t, park, out)
         && expand_run(b, from, to, k - park, out)
         && expand_run(b, t, to, park, out)
+}
+
+/// The smallest number of cells (at most `max_cells`) with which Microsoft
+/// deal `n` is won under `variant`, with the result for every number of
+/// cells tried. Searches down from the variant's own count while deals are
+/// solved, up while they are not; then solves every smaller count too, so
+/// each count below the minimum has its own unsolvability proof. `None` when
+/// a limit stops the answer from being known (or no count wins).
+pub fn min_cells(
+    n: u64,
+    variant: crate::variant::Variant,
+    max_cells: u8,
+    limits: &Limits,
+) -> (Option<u8>, Vec<(u8, SolveResult)>) {
+    let lo = variant.dealt_to_cells;
+    let mut results: Vec<(u8, SolveResult)> = Vec::new();
+    let mut run = |k: u8, results: &mut Vec<(u8, SolveResult)>| -> Outcome {
+        if let Some((_, r)) = results.iter().find(|(c, _)| *c == k) {
+            return r.outcome;
+        }
+        let b = Board::deal(n, variant.with_cells(k)).expect("validated deal and variant");
+        let r = solve(&b, limits);
+        let o = r.outcome;
+        results.push((k, r));
+        o
+    };
+    let start = variant.cells.clamp(lo, max_cells);
+    let mut min: Option<u8> = None;
+    match run(start, &mut results) {
+        Outcome::Solved => {
+            min = Some(start);
+            let mut k = start;
+            while k > lo {
+                k -= 1;
+                match run(k, &mut results) {
+                    Outcome::Solved => min = Some(k),
+                    Outcome::Unsolvable => break,
+                    Outcome::Limit(_) => {
+                        min = None;
+                        break;
+                    }
+                }
+            }
+        }
+        Outcome::Unsolvable => {
+            let mut k = start;
+            while k < max_cells {
+                k += 1;
+                match run(k, &mut results) {
+                    Outcome::Solved => {
+                        min = Some(k);
+                        break;
+                    }
+                    Outcome::Unsolvable => {}
+                    Outcome::Limit(_) => break,
+                }
+            }
+        }
+        Outcome::Limit(_) => {}
+    }
+    if let Some(m) = min {
+        for k in lo..m {
+            run(k, &mut results);
+        }
+        // Every count below the minimum must be proved unsolvable.
+        if results.iter().any(|(k, r)| *k < m && r.outcome != Outcome::Unsolvable) {
+            min = None;
+        }
+    }
+    results.sort_by_key(|(k, _)| *k);
+    (min, results)
 }
 
 /// Returns whether `m` may be expanded into single-card moves at all (every

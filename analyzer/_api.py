@@ -1,0 +1,344 @@
+"""Typed wrappers over the native engine. Only plain values cross over."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import _engine
+from .errors import DealNumberError, VariantError
+
+MAX_DEAL = 2**33 - 1
+Outcome = Literal["solved", "unsolvable", "limit", "error"]
+BUILDS = ("alternate", "suit", "any")
+EMPTIES = ("any", "kings", "none")
+MOVE_RULES = ("single", "product", "doubling", "unlimited")
+PRESET_NAMES = (
+    "freecell",
+    "bakers_game",
+    "eight_off",
+    "forecell",
+    "seahaven_towers",
+    "relaxed_freecell",
+)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The rules of one FreeCell-family game (docs/DESIGN.md, "Variant").
+
+    >>> Variant.named("eight_off").cells
+    8
+    >>> Variant.named("freecell", cells=3, move_rule="doubling")
+    Variant(name='freecell', cells=3, columns=8, build='alternate', empty='any', move_rule='doubling', dealt_to_cells=0)
+    """
+
+    name: str = "freecell"
+    cells: int = 4
+    columns: int = 8
+    build: str = "alternate"
+    empty: str = "any"
+    move_rule: str = "product"
+    dealt_to_cells: int = 0
+
+    def __post_init__(self) -> None:
+        if self.name not in (*PRESET_NAMES, "custom"):
+            raise VariantError(f"unknown variant {self.name!r}; expected one of: {', '.join(PRESET_NAMES)}")
+        for fname, allowed in (("build", BUILDS), ("empty", EMPTIES), ("move_rule", MOVE_RULES)):
+            value = getattr(self, fname)
+            if value not in allowed:
+                raise VariantError(f"unknown {fname} {value!r}; expected one of: {', '.join(allowed)}")
+        for fname, lo, hi in (("cells", 0, 10), ("columns", 4, 10), ("dealt_to_cells", 0, 10)):
+            value = getattr(self, fname)
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise VariantError(f"{fname} must be an integer in {lo}..{hi}, not {value!r}")
+        if self.dealt_to_cells > self.cells:
+            raise VariantError(
+                f"{self.name}: {self.dealt_to_cells} cards are dealt to cells but there are only {self.cells} cells"
+            )
+
+    @classmethod
+    def named(cls, name: str, *, cells: int | None = None, move_rule: str | None = None) -> Variant:
+        """A preset by name, with optional cell count and move rule."""
+        key = name.strip().lower().replace("-", "_")
+        for t in _engine.presets():
+            if t[0] == key:
+                v = cls(*t)
+                break
+        else:
+            raise VariantError(f"unknown variant {name!r}; expected one of: {', '.join(PRESET_NAMES)}")
+        if cells is not None:
+            v = dataclasses.replace(v, cells=cells)
+        if move_rule is not None:
+            v = dataclasses.replace(v, move_rule=move_rule)
+        return v
+
+    def as_tuple(self) -> tuple[str, int, int, str, str, str, int]:
+        return (self.name, self.cells, self.columns, self.build, self.empty, self.move_rule, self.dealt_to_cells)
+
+    def as_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+VariantLike = Variant | str
+
+
+def _variant(variant: VariantLike, cells: int | None = None, move_rule: str | None = None) -> Variant:
+    if isinstance(variant, Variant):
+        v = variant
+        if cells is not None:
+            v = dataclasses.replace(v, cells=cells)
+        if move_rule is not None:
+            v = dataclasses.replace(v, move_rule=move_rule)
+        return v
+    return Variant.named(variant, cells=cells, move_rule=move_rule)
+
+
+def check_deal_number(n: object) -> int:
+    """Returns `n` as an int if it is a deal number, else raises DealNumberError."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise DealNumberError(f"deal number must be an integer, not {n!r}")
+    value = int(n)
+    if not 1 <= value <= MAX_DEAL:
+        raise DealNumberError(f"deal number {value} is out of range: Microsoft deals are numbered 1..{MAX_DEAL}")
+    return value
+
+
+class Board:
+    """A position. Immutable: `apply` returns a new board.
+
+    `str(board)` is the fc-solve board text; `repr(board)` rebuilds it.
+
+    >>> b = deal(1)
+    >>> b2 = b.apply(b.legal_moves()[0])
+    >>> eval(repr(b2)) == b2
+    True
+    """
+
+    __slots__ = ("_b", "variant")
+
+    def __init__(self, text: str, variant: VariantLike = "freecell") -> None:
+        self.variant = _variant(variant)
+        self._b = _engine.board_from_text(text, self.variant.as_tuple())
+
+    @classmethod
+    def _wrap(cls, native: _engine.Board, variant: Variant) -> Board:
+        obj = cls.__new__(cls)
+        obj._b = native
+        obj.variant = variant
+        return obj
+
+    @classmethod
+    def from_text(cls, text: str, variant: VariantLike = "freecell") -> Board:
+        return cls(text, variant)
+
+    def __str__(self) -> str:
+        return self._b.text()
+
+    def __repr__(self) -> str:
+        return f"Board({self._b.text()!r}, variant={self.variant!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Board) and self.variant == other.variant and self._b == other._b
+
+    def __hash__(self) -> int:
+        return hash(self._b)
+
+    def rows(self) -> str:
+        """Only the columns, deepest card first (REFERENCE.md's vector format)."""
+        return self._b.rows()
+
+    @property
+    def columns(self) -> list[list[str]]:
+        return self._b.columns()
+
+    @property
+    def cells(self) -> list[str | None]:
+        return self._b.cells()
+
+    @property
+    def foundations(self) -> dict[str, int]:
+        """Cards on each foundation by suit letter."""
+        return dict(zip("CDHS", self._b.foundations(), strict=True))
+
+    def legal_moves(self) -> list[str]:
+        """Every legal move, in standard notation."""
+        return self._b.legal_moves()
+
+    def apply(self, move: str) -> Board:
+        """The board after `move`; raises NotationError or IllegalMoveError."""
+        return Board._wrap(self._b.apply(move), self.variant)
+
+    def expand(self, move: str) -> list[str] | None:
+        """The single-card moves that a multi-card move stands for."""
+        return self._b.expand(move)
+
+    def autoplay(self) -> tuple[Board, list[str]]:
+        """Plays the safe automatic foundation moves."""
+        b, moves = self._b.autoplay()
+        return Board._wrap(b, self.variant), moves
+
+    def is_won(self) -> bool:
+        return self._b.is_won()
+
+    def canonical_key(self) -> bytes:
+        """Equal for positions that differ only by column or cell order."""
+        return self._b.canonical_key()
+
+    def fingerprint(self) -> int:
+        return self._b.fingerprint()
+
+
+def deal(n: int, variant: VariantLike = "freecell", *, cells: int | None = None) -> Board:
+    """Microsoft deal `n` laid out for `variant`.
+
+    >>> deal(11982).columns[0][:3]
+    ['AH', '3D', 'KD']
+    """
+    v = _variant(variant, cells)
+    return Board._wrap(_engine.deal(check_deal_number(n), v.as_tuple()), v)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets for one search; hitting one gives outcome `limit`."""
+
+    max_positions: int = 20_000_000
+    max_bytes: int = 1 << 30
+    max_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_positions < 1 or self.max_bytes < 1 or (self.max_seconds is not None and self.max_seconds <= 0):
+            raise VariantError(f"limits must be positive: {self!r}")
+
+    def as_tuple(self) -> tuple[int, int, float | None]:
+        return (self.max_positions, self.max_bytes, self.max_seconds)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The outcome of one search (docs/DESIGN.md, "Outcomes")."""
+
+    deal_number: int | None
+    variant: str
+    cells: int
+    move_rule: str
+    outcome: Outcome
+    limit_reason: str | None = None
+    solution: tuple[str, ...] = ()
+    auto: tuple[bool, ...] = field(default=(), repr=False)
+    solution_length_single: int | None = None
+    solution_length_multi: int | None = None
+    positions_expanded: int = 0
+    positions_stored: int = 0
+    peak_bytes: int = 0
+    elapsed_s: float = 0.0
+    error: str | None = None
+
+    @classmethod
+    def _from_tuple(cls, n: int | None, v: Variant, t: _engine.ResultTuple) -> SolveResult:
+        outcome, limit, sol, auto, single, multi, expanded, stored, peak, elapsed, error = t
+        return cls(
+            deal_number=n,
+            variant=v.name,
+            cells=v.cells,
+            move_rule=v.move_rule,
+            outcome=outcome,  # type: ignore[arg-type]
+            limit_reason=limit,
+            solution=tuple(sol),
+            auto=tuple(auto),
+            solution_length_single=single,
+            solution_length_multi=multi,
+            positions_expanded=expanded,
+            positions_stored=stored,
+            peak_bytes=peak,
+            elapsed_s=elapsed,
+            error=error,
+        )
+
+
+@dataclass(frozen=True)
+class MinCellsResult:
+    """The fewest cells that win a deal, with the result for each count tried."""
+
+    deal_number: int
+    min_cells: int | None
+    results: tuple[SolveResult, ...]
+
+
+def solve(
+    deal_or_board: int | Board,
+    variant: VariantLike = "freecell",
+    *,
+    cells: int | None = None,
+    move_rule: str | None = None,
+    limits: Limits | None = None,
+) -> SolveResult:
+    """Solves a deal number or a board: `solved`, `unsolvable`, or `limit`.
+
+    >>> solve(11982).outcome
+    'unsolvable'
+    """
+    lim = (limits or Limits()).as_tuple()
+    if isinstance(deal_or_board, Board):
+        v = _variant(deal_or_board.variant, cells, move_rule)
+        if v != deal_or_board.variant:
+            board = Board(str(deal_or_board), v)
+        else:
+            board = deal_or_board
+        return SolveResult._from_tuple(None, v, _engine.solve(board._b, lim))
+    n = check_deal_number(deal_or_board)
+    v = _variant(variant, cells, move_rule)
+    return SolveResult._from_tuple(n, v, _engine.solve(_engine.deal(n, v.as_tuple()), lim))
+
+
+def solve_range(
+    start: int,
+    stop: int,
+    variant: VariantLike = "freecell",
+    *,
+    cells: int | None = None,
+    move_rule: str | None = None,
+    limits: Limits | None = None,
+    fail_deals: Sequence[int] = (),
+) -> list[SolveResult]:
+    """Solves deals ``start .. stop-1`` inside the engine, GIL released.
+
+    A failure on one deal gives an ``error`` result for that deal only.
+    `fail_deals` injects such failures (for tests of the batch layer).
+
+    >>> [r.outcome for r in solve_range(1, 4)]
+    ['solved', 'solved', 'solved']
+    """
+    a, b = check_deal_number(start), int(stop)
+    if b <= a:
+        return []
+    check_deal_number(b - 1)
+    v = _variant(variant, cells, move_rule)
+    rows = _engine.solve_range(a, b, v.as_tuple(), (limits or Limits()).as_tuple(), list(fail_deals))
+    return [SolveResult._from_tuple(n, v, t) for n, t in rows]
+
+
+def min_cells(
+    deal_number: int,
+    variant: VariantLike = "freecell",
+    *,
+    max_cells: int = 8,
+    move_rule: str | None = None,
+    limits: Limits | None = None,
+) -> MinCellsResult:
+    """The smallest number of cells that wins the deal, with the proof for
+    every smaller number (each one solved and found unsolvable).
+
+    >>> m = min_cells(1)
+    >>> m.min_cells, [r.outcome for r in m.results]
+    (3, ['unsolvable', 'unsolvable', 'unsolvable', 'solved', 'solved'])
+    """
+    n = check_deal_number(deal_number)
+    v = _variant(variant, None, move_rule)
+    best, rows = _engine.min_cells(n, v.as_tuple(), max_cells, (limits or Limits()).as_tuple())
+    results = tuple(SolveResult._from_tuple(n, dataclasses.replace(v, cells=k), t) for k, t in rows)
+    return MinCellsResult(n, best, results)

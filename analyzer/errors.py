@@ -1,0 +1,56 @@
+"""Every exception the package raises on bad input, defined once.
+
+All are subclasses of `ValueError`; the engine bindings raise these same
+classes. Messages name the bad input.
+"""
+
+from __future__ import annotations
+
+
+class AnalyzerError(ValueError):
+    """Base of the package's input errors."""
+
+
+class DealNumberError(AnalyzerError):
+    """A deal number outside 1..8,589,934,591 (or not an integer)."""
+
+
+class CardError(AnalyzerError):
+    """Text that is not a card."""
+
+
+class BoardError(AnalyzerError):
+    """Board text that cannot be read, or a board that is inconsistent."""
+
+
+class NotationError(AnalyzerError):
+    """Text that is not a move in standard notation."""
+
+
+class IllegalMoveError(AnalyzerError):
+    """A well-formed move that the rules do not allow in this position."""
+
+
+class VariantError(AnalyzerError):
+    """An unknown variant, move rule or out-of-range rule parameter."""
+
+
+class RangeError(AnalyzerError):
+    """A deal range such as ``5-1`` or ``abc``."""
+
+
+class EngineError(RuntimeError):
+    """The native engine failed (a bug, never a user mistake)."""
+
+
+__all__ = [
+    "AnalyzerError",
+    "BoardError",
+    "CardError",
+    "DealNumberError",
+    "EngineError",
+    "IllegalMoveError",
+    "NotationError",
+    "RangeError",
+    "VariantError",
+]

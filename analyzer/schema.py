@@ -1,0 +1,94 @@
+"""The result table, described once.
+
+Every column of a run's Parquet files is declared here with its Arrow type,
+a description and a unit. The Arrow schema, the Parquet field metadata, the
+dataset card's schema table and the docs are all generated from `COLUMNS`.
+
+>>> [c.name for c in COLUMNS][:3]
+['deal_number', 'variant', 'cells']
+>>> arrow_schema().field("outcome").type
+DictionaryType(dictionary<values=string, indices=int8, ordered=0>)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import pyarrow as pa
+
+#: Bumped whenever a column is added, removed or changes meaning.
+SCHEMA_VERSION: Final = "1"
+
+#: The four outcomes of a solver run (REFERENCE.md, "Outcomes").
+OUTCOMES: Final = ("solved", "unsolvable", "limit", "error")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: name, Arrow type, whether it may be null, meaning, unit."""
+
+    name: str
+    type: pa.DataType
+    nullable: bool
+    description: str
+    unit: str = ""
+
+    def field(self) -> pa.Field:
+        meta = {b"description": self.description.encode(), b"unit": self.unit.encode()}
+        return pa.field(self.name, self.type, nullable=self.nullable, metadata=meta)
+
+
+_CATEGORY = pa.dictionary(pa.int8(), pa.string())
+
+COLUMNS: Final[tuple[Column, ...]] = (
+    Column("deal_number", pa.int64(), False, "Microsoft deal number (1..8,589,934,591)."),
+    Column("variant", _CATEGORY, False, "Rule preset name (freecell, bakers_game, ...)."),
+    Column("cells", pa.int8(), False, "Number of free cells used for this row.", "cells"),
+    Column("move_rule", _CATEGORY, False, "Multi-card move rule: single, product, doubling or unlimited."),
+    Column("outcome", _CATEGORY, False, "solved, unsolvable (proved by exhaustive search), limit or error."),
+    Column("limit_reason", _CATEGORY, True, "For outcome=limit: the budget that ran out (positions, bytes, time)."),
+    Column("solution_length_single", pa.int32(), True, "Solution length in single-card moves, automatic foundation moves included.", "moves"),
+    Column("solution_length_multi", pa.int32(), True, "Solution length counting each multi-card move as one move.", "moves"),
+    Column("solution", pa.string(), True, "The solution in standard notation, moves separated by spaces."),
+    Column("positions_expanded", pa.int64(), False, "Positions whose moves the solver generated.", "positions"),
+    Column("positions_stored", pa.int64(), False, "Positions held in the solver's visited set.", "positions"),
+    Column("peak_bytes", pa.int64(), False, "Peak memory of the search (visited set and stack).", "bytes"),
+    Column("elapsed_s", pa.float64(), False, "Wall-clock time of the search.", "seconds"),
+    Column("min_cells", pa.int8(), True, "Smallest number of cells with which the deal is won (min-cells runs only; null when not asked or not determined).", "cells"),
+    Column("error", pa.string(), True, "For outcome=error: what went wrong."),
+)
+
+#: Columns whose values depend on the machine and load, not on the input;
+#: every other column is a deterministic function of deal and configuration.
+NONDETERMINISTIC: Final = frozenset({"elapsed_s"})
+
+
+def arrow_schema(metadata: dict[str, str] | None = None) -> pa.Schema:
+    """The Arrow schema of a result table, with optional file metadata."""
+    schema = pa.schema([c.field() for c in COLUMNS])
+    if metadata:
+        schema = schema.with_metadata({k.encode(): v.encode() for k, v in metadata.items()})
+    return schema
+
+
+def column(name: str) -> Column:
+    """Looks a column up by name.
+
+    >>> column("elapsed_s").unit
+    'seconds'
+    """
+    for c in COLUMNS:
+        if c.name == name:
+            return c
+    raise KeyError(name)
+
+
+def markdown_table() -> str:
+    """The schema as a Markdown table (for docs and the dataset card)."""
+    lines = ["| column | type | nullable | unit | description |", "|---|---|---|---|---|"]
+    for c in COLUMNS:
+        lines.append(
+            f"| `{c.name}` | `{c.type}` | {'yes' if c.nullable else 'no'} | {c.unit} | {c.description} |"
+        )
+    return "\n".join(lines)

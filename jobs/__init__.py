@@ -1,0 +1,1 @@
+"""Ray batch jobs over ranges of Microsoft deals, writing Parquet."""

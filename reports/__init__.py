@@ -1,0 +1,1 @@
+"""pandas summaries, plots, HTML/Markdown reports and dataset publishing."""
