@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,12 +64,8 @@ class Variant:
     @classmethod
     def named(cls, name: str, *, cells: int | None = None, move_rule: str | None = None) -> Variant:
         """A preset by name, with optional cell count and move rule."""
-        key = name.strip().lower().replace("-", "_")
-        for t in _engine.presets():
-            if t[0] == key:
-                v = cls(*t)
-                break
-        else:
+        v = _presets().get(name.strip().lower().replace("-", "_"))
+        if v is None:
             raise VariantError(f"unknown variant {name!r}; expected one of: {', '.join(PRESET_NAMES)}")
         if cells is not None:
             v = dataclasses.replace(v, cells=cells)
@@ -84,6 +81,12 @@ class Variant:
 
 
 VariantLike = Variant | str
+
+
+@functools.cache
+def _presets() -> dict[str, Variant]:
+    """The engine's presets by name (asked once: `deal` is called in loops)."""
+    return {t[0]: Variant(*t) for t in _engine.presets()}
 
 
 def _variant(variant: VariantLike, cells: int | None = None, move_rule: str | None = None) -> Variant:
@@ -239,7 +242,7 @@ class SolveResult:
     error: str | None = None
 
     @classmethod
-    def _from_tuple(cls, n: int | None, v: Variant, t: _engine.ResultTuple) -> SolveResult:
+    def _from_tuple(cls, n: int | None, v: Variant, t: _engine._ResultTuple) -> SolveResult:
         outcome, limit, sol, auto, single, multi, expanded, stored, peak, elapsed, error = t
         return cls(
             deal_number=n,

@@ -9,9 +9,16 @@ fn main() {
     let start: u64 = args.get(1).map_or(1, |s| s.parse().unwrap());
     let end: u64 = args.get(2).map_or(1000, |s| s.parse().unwrap());
     let cells: u8 = args.get(3).map_or(4, |s| s.parse().unwrap());
-    let rule: MoveRule = args.get(4).map_or(MoveRule::Product, |s| s.parse().unwrap());
+    let rule: MoveRule = args
+        .get(4)
+        .map_or(MoveRule::Product, |s| s.parse().unwrap());
     let v = Variant::default().with_cells(cells).with_move_rule(rule);
-    let limits = Limits { max_positions: std::env::var("FCA_MAXPOS").map(|s| s.parse().unwrap()).unwrap_or(20_000_000), ..Limits::default() };
+    let limits = Limits {
+        max_positions: std::env::var("FCA_MAXPOS")
+            .map(|s| s.parse().unwrap())
+            .unwrap_or(20_000_000),
+        ..Limits::default()
+    };
     let t0 = Instant::now();
     let (mut solved, mut unsolvable, mut limit) = (0, 0, 0);
     let mut expanded = 0u64;
@@ -46,7 +53,18 @@ fn main() {
     lens.sort_unstable();
     exps.sort_unstable();
     let q = |f: f64| exps[((exps.len() as f64 - 1.0) * f) as usize];
-    println!("expansions p50 {} p90 {} p99 {} p999 {} max {}", q(0.5), q(0.9), q(0.99), q(0.999), q(1.0));
+    for cap in [200u64, 1000, 5000, 20000, 100000] {
+        print!("over{cap}: {} ", exps.iter().filter(|&&e| e > cap).count());
+    }
+    println!();
+    println!(
+        "expansions p50 {} p90 {} p99 {} p999 {} max {}",
+        q(0.5),
+        q(0.9),
+        q(0.99),
+        q(0.999),
+        q(1.0)
+    );
     let el = t0.elapsed().as_secs_f64();
     println!(
         "deals {start}..{end} cells {cells}: solved {solved} unsolvable {unsolvable} limit {limit}; \

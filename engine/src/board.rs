@@ -11,6 +11,10 @@ use std::fmt;
 pub const COL_CAP: usize = 32;
 const NO_CARD: u8 = 0xFF;
 
+/// A board packed into 80 bytes (`Board::pack`).
+#[derive(Copy, Clone)]
+pub struct Packed(pub [u8; 80]);
+
 /// Where a card is or goes.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
 pub enum Loc {
@@ -40,7 +44,10 @@ impl Loc {
         if let Some(i) = COLUMN_CHARS.iter().position(|&x| x == b) {
             return Some(Loc::Column(i as u8));
         }
-        CELL_CHARS.iter().position(|&x| x == b).map(|i| Loc::Cell(i as u8))
+        CELL_CHARS
+            .iter()
+            .position(|&x| x == b)
+            .map(|i| Loc::Cell(i as u8))
     }
 }
 
@@ -266,7 +273,7 @@ impl Board {
             )));
         }
         let mut seen = [false; 52];
-        let mut mark = |c: Card, seen: &mut [bool; 52]| -> Result<(), BoardError> {
+        let mark = |c: Card, seen: &mut [bool; 52]| -> Result<(), BoardError> {
             if seen[c.index()] {
                 return Err(BoardError::Text(format!("card {c} appears twice")));
             }
@@ -275,7 +282,9 @@ impl Board {
         };
         for (s, &n) in foundations.iter().enumerate() {
             if n > 13 {
-                return Err(BoardError::Text(format!("foundation count {n} is more than 13")));
+                return Err(BoardError::Text(format!(
+                    "foundation count {n} is more than 13"
+                )));
             }
             for r in 0..n {
                 mark(Card::new(r, s as u8), &mut seen)?;
@@ -300,7 +309,10 @@ impl Board {
             }
         }
         if let Some(missing) = (0..52).find(|&i| !seen[i]) {
-            return Err(BoardError::Text(format!("card {} is missing", Card(missing as u8))));
+            return Err(BoardError::Text(format!(
+                "card {} is missing",
+                Card(missing as u8)
+            )));
         }
         b.rehash();
         Ok(b)
@@ -352,15 +364,23 @@ impl Board {
     }
     #[inline]
     pub fn empty_cells(&self) -> u32 {
-        self.cells[..self.ncells()].iter().filter(|&&c| c == NO_CARD).count() as u32
+        self.cells[..self.ncells()]
+            .iter()
+            .filter(|&&c| c == NO_CARD)
+            .count() as u32
     }
     #[inline]
     pub fn empty_columns(&self) -> u32 {
-        self.lens[..self.ncols()].iter().filter(|&&l| l == 0).count() as u32
+        self.lens[..self.ncols()]
+            .iter()
+            .filter(|&&l| l == 0)
+            .count() as u32
     }
     #[inline]
     fn first_empty_cell(&self) -> Option<usize> {
-        self.cells[..self.ncells()].iter().position(|&c| c == NO_CARD)
+        self.cells[..self.ncells()]
+            .iter()
+            .position(|&c| c == NO_CARD)
     }
 
     // ----- hashing ---------------------------------------------------------
@@ -406,11 +426,62 @@ impl Board {
             key.extend_from_slice(c);
             key.push(NO_CARD);
         }
-        let mut cells: Vec<u8> =
-            self.cells[..self.ncells()].iter().copied().filter(|&c| c != NO_CARD).collect();
+        let mut cells: Vec<u8> = self.cells[..self.ncells()]
+            .iter()
+            .copied()
+            .filter(|&c| c != NO_CARD)
+            .collect();
         cells.sort_unstable();
         key.extend_from_slice(&cells);
         key
+    }
+
+    /// The exact position in 80 bytes: each column's cards then 0xFE, then
+    /// every cell (0xFF when empty). Foundations follow from the rest.
+    #[inline]
+    pub fn pack(&self) -> Packed {
+        let mut p = [NO_CARD; 80];
+        let mut i = 0;
+        for c in 0..self.ncols() {
+            let col = self.column(c);
+            p[i..i + col.len()].copy_from_slice(col);
+            i += col.len();
+            p[i] = 0xFE;
+            i += 1;
+        }
+        p[i..i + self.ncells()].copy_from_slice(&self.cells[..self.ncells()]);
+        Packed(p)
+    }
+
+    /// The board `pack` stored (same variant).
+    #[inline]
+    pub fn unpack(p: &Packed, variant: Variant) -> Board {
+        let mut b = Board::empty(variant);
+        let mut present = [0u8; 4];
+        let mut i = 0;
+        for c in 0..variant.columns as usize {
+            let mut l = 0;
+            while p.0[i] != 0xFE {
+                b.cols[c][l] = p.0[i];
+                present[(p.0[i] & 3) as usize] += 1;
+                l += 1;
+                i += 1;
+            }
+            b.lens[c] = l as u8;
+            i += 1;
+        }
+        for k in 0..variant.cells as usize {
+            let x = p.0[i + k];
+            b.cells[k] = x;
+            if x != NO_CARD {
+                present[(x & 3) as usize] += 1;
+            }
+        }
+        for (f, p) in b.found.iter_mut().zip(present) {
+            *f = 13 - p;
+        }
+        b.rehash();
+        b
     }
 
     // ----- raw edits (keep the fingerprint in step) ------------------------
@@ -534,7 +605,11 @@ impl Board {
         if m.from == m.to {
             return Err("source and destination are the same".into());
         }
-        let m = if m.to == Loc::Foundation { Move { count: 1, ..m } } else { m };
+        let m = if m.to == Loc::Foundation {
+            Move { count: 1, ..m }
+        } else {
+            m
+        };
         if m.count == 0 {
             return Err("moves no card".into());
         }
@@ -607,7 +682,9 @@ impl Board {
     #[inline]
     pub fn apply(&mut self, m: Move) {
         match (m.from, m.to) {
-            (Loc::Column(a), Loc::Column(b)) => self.move_run(a as usize, b as usize, m.count as usize),
+            (Loc::Column(a), Loc::Column(b)) => {
+                self.move_run(a as usize, b as usize, m.count as usize)
+            }
             (Loc::Column(a), Loc::Cell(b)) => {
                 let c = self.pop_col(a as usize);
                 self.put_cell(b as usize, c);
@@ -636,7 +713,9 @@ impl Board {
     #[inline]
     pub fn undo(&mut self, m: Move) {
         match (m.from, m.to) {
-            (Loc::Column(a), Loc::Column(b)) => self.move_run(b as usize, a as usize, m.count as usize),
+            (Loc::Column(a), Loc::Column(b)) => {
+                self.move_run(b as usize, a as usize, m.count as usize)
+            }
             (Loc::Column(a), Loc::Cell(b)) => {
                 let c = self.take_cell(b as usize);
                 self.push_col(a as usize, c);
@@ -798,7 +877,11 @@ impl Board {
                         if k > 1 && k as u32 > v.max_run(empty_cells, empty_cols) {
                             continue;
                         }
-                        out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst as u8), k as u8));
+                        out.push(Move::new(
+                            Loc::Column(src as u8),
+                            Loc::Column(dst as u8),
+                            k as u8,
+                        ));
                     }
                     None => {
                         if !all && Some(dst) != first_empty_col {
@@ -851,6 +934,41 @@ impl Board {
                 }
             }
         }
+    }
+
+    /// The moves the heuristic phase tries: `gen_moves(out, false)` minus
+    /// moves that break a run (part of a run onto another column, the top
+    /// card of a run to a cell) and partial runs into an empty column except
+    /// a single card. Incomplete on purpose: the complete search uses
+    /// `gen_moves`.
+    pub fn gen_moves_pruned(&self, out: &mut Vec<Move>) {
+        let start = out.len();
+        self.gen_moves(out, false);
+        let mut keep = start;
+        for i in start..out.len() {
+            let m = out[i];
+            let ok = match (m.from, m.to) {
+                (Loc::Column(a), Loc::Column(d)) => {
+                    let run = self.run_len(a as usize);
+                    let k = m.count as usize;
+                    if self.lens[d as usize] == 0 {
+                        k == 1 || k == run || k as u32 == self.max_run_to(d as usize)
+                    } else {
+                        k == run
+                    }
+                }
+                (Loc::Column(a), Loc::Cell(_)) => {
+                    let a = a as usize;
+                    self.run_len(a) == 1 || prune_cells_off()
+                }
+                _ => true,
+            };
+            if ok {
+                out[keep] = m;
+                keep += 1;
+            }
+        }
+        out.truncate(keep);
     }
 
     /// A foundation move; its `count` field carries the suit in the high
@@ -924,7 +1042,9 @@ impl Board {
 
     /// The longest legal run from `m.from` into the empty column `m.to`.
     fn longest_to_empty(&self, m: Move) -> usize {
-        let (Loc::Column(a), Loc::Column(d)) = (m.from, m.to) else { return 1 };
+        let (Loc::Column(a), Loc::Column(d)) = (m.from, m.to) else {
+            return 1;
+        };
         let (a, d) = (a as usize, d as usize);
         let lim = (self.max_run_to(d) as usize).min(self.run_len(a));
         let col = self.column(a);
@@ -940,7 +1060,9 @@ impl Board {
         let t = text.trim();
         let bad = || MoveError::Notation(text.to_string());
         let mut chars = t.chars();
-        let (Some(a), Some(b)) = (chars.next(), chars.next()) else { return Err(bad()) };
+        let (Some(a), Some(b)) = (chars.next(), chars.next()) else {
+            return Err(bad());
+        };
         let rest: String = chars.collect();
         let from = Loc::from_char(a).ok_or_else(bad)?;
         let to = Loc::from_char(b).ok_or_else(bad)?;
@@ -951,7 +1073,10 @@ impl Board {
         } else {
             return Err(bad());
         };
-        let illegal = |reason: String| MoveError::Illegal { mv: t.to_string(), reason };
+        let illegal = |reason: String| MoveError::Illegal {
+            mv: t.to_string(),
+            reason,
+        };
         let count = match (from, to) {
             (Loc::Column(a), Loc::Column(d)) => {
                 let (a, d) = (a as usize, d as usize);
@@ -975,7 +1100,9 @@ impl Board {
             }
             _ => {
                 if explicit.is_some_and(|k| k != 1) {
-                    return Err(illegal("only column-to-column moves carry several cards".into()));
+                    return Err(illegal(
+                        "only column-to-column moves carry several cards".into(),
+                    ));
                 }
                 1
             }
@@ -993,7 +1120,11 @@ impl Board {
         let mut s = String::from("Foundations:");
         for &suit in &TEXT_SUITS {
             let n = self.found[suit as usize];
-            let r = if n == 0 { '0' } else { RANK_CHARS[n as usize - 1] as char };
+            let r = if n == 0 {
+                '0'
+            } else {
+                RANK_CHARS[n as usize - 1] as char
+            };
             s.push_str(&format!(" {}-{}", SUIT_CHARS[suit as usize] as char, r));
         }
         s.push_str("\nFreecells:");
@@ -1020,7 +1151,11 @@ impl Board {
     pub fn to_rows(&self) -> String {
         let mut s = String::new();
         for i in 0..self.ncols() {
-            let cards: Vec<String> = self.column(i).iter().map(|&c| Card(c).to_string()).collect();
+            let cards: Vec<String> = self
+                .column(i)
+                .iter()
+                .map(|&c| Card(c).to_string())
+                .collect();
             s.push_str(&cards.join(" "));
             s.push('\n');
         }
@@ -1057,7 +1192,10 @@ impl Board {
                         x => {
                             if let Ok(n) = x.parse::<u8>() {
                                 n
-                            } else if let Some(p) = RANK_CHARS.iter().position(|&c| x.len() == 1 && c == x.as_bytes()[0]) {
+                            } else if let Some(p) = RANK_CHARS
+                                .iter()
+                                .position(|&c| x.len() == 1 && c == x.as_bytes()[0])
+                            {
                                 p as u8 + 1
                             } else {
                                 return Err(BoardError::Text(format!(
@@ -1071,7 +1209,11 @@ impl Board {
             } else if let Some(rest) = trimmed.strip_prefix("Freecells:") {
                 if rest.contains('-') {
                     for tok in rest.split_whitespace() {
-                        cells.push(if tok == "-" { None } else { Some(card(tok, line_no)?) });
+                        cells.push(if tok == "-" {
+                            None
+                        } else {
+                            Some(card(tok, line_no)?)
+                        });
                     }
                 } else {
                     // fc-solve's fixed-width form: four characters per cell.
@@ -1079,7 +1221,11 @@ impl Board {
                     for chunk in bytes.chunks(4) {
                         let tok: String = chunk.iter().collect();
                         let tok = tok.trim();
-                        cells.push(if tok.is_empty() { None } else { Some(card(tok, line_no)?) });
+                        cells.push(if tok.is_empty() {
+                            None
+                        } else {
+                            Some(card(tok, line_no)?)
+                        });
                     }
                     while cells.last() == Some(&None) && cells.len() > variant.cells as usize {
                         cells.pop();
@@ -1100,12 +1246,16 @@ impl Board {
     }
 }
 
+fn prune_cells_off() -> bool {
+    static P: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *P.get_or_init(|| std::env::var("FCA_CELLBREAK").is_ok())
+}
+
 /// Which suit a foundation move (made by `apply`) sent home.
 #[inline]
 pub fn home_suit(m: Move) -> u8 {
     m.count >> 4
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1119,7 +1269,9 @@ mod tests {
     fn deal_617_text() {
         let b = Board::deal(617, freecell()).unwrap();
         let t = b.to_text();
-        assert!(t.starts_with("Foundations: H-0 C-0 D-0 S-0\nFreecells:  -  -  -  -\n: 7D TD TH KD 4C 4S JD\n"));
+        assert!(t.starts_with(
+            "Foundations: H-0 C-0 D-0 S-0\nFreecells:  -  -  -  -\n: 7D TD TH KD 4C 4S JD\n"
+        ));
         assert_eq!(Board::from_text(&t, freecell()).unwrap(), b);
         // Plain rows without prefixes read too.
         assert_eq!(Board::from_text(&b.to_rows(), freecell()).unwrap(), b);
@@ -1130,7 +1282,9 @@ mod tests {
         let mut b = Board::deal(617, freecell()).unwrap();
         let m = b.parse_move("8b").unwrap();
         b.apply_checked(m).unwrap();
-        let text = b.to_text().replace("Freecells:  -  QH  -  -", "Freecells:      QH        ");
+        let text = b
+            .to_text()
+            .replace("Freecells:  -  QH  -  -", "Freecells:      QH        ");
         let back = Board::from_text(&text, freecell()).unwrap();
         assert_eq!(back, b);
     }

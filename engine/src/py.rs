@@ -35,7 +35,10 @@ thread_local! {
 /// the hook only records where they happened.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         PANIC_AT.with(|p| *p.borrow_mut() = at);
     }));
 }
@@ -59,7 +62,15 @@ fn variant_from(py: Python<'_>, t: &VariantTuple) -> PyResult<Variant> {
     let build: Build = t.3.parse().map_err(verr)?;
     let empty: EmptyRule = t.4.parse().map_err(verr)?;
     let move_rule: MoveRule = t.5.parse().map_err(verr)?;
-    let v = Variant { preset, cells: t.1, columns: t.2, build, empty, move_rule, dealt_to_cells: t.6 };
+    let v = Variant {
+        preset,
+        cells: t.1,
+        columns: t.2,
+        build,
+        empty,
+        move_rule,
+        dealt_to_cells: t.6,
+    };
     v.validate().map_err(verr)
 }
 
@@ -110,7 +121,13 @@ fn parse_move(py: Python<'_>, b: &Board, text: &str) -> PyResult<Move> {
         crate::MoveError::Notation(_) => err(py, "NotationError", e.to_string()),
         crate::MoveError::Illegal { .. } => err(py, "IllegalMoveError", e.to_string()),
     })?;
-    b.check(m).map_err(|r| err(py, "IllegalMoveError", format!("illegal move {text:?}: {r}")))?;
+    b.check(m).map_err(|r| {
+        err(
+            py,
+            "IllegalMoveError",
+            format!("illegal move {text:?}: {r}"),
+        )
+    })?;
     Ok(m)
 }
 
@@ -129,11 +146,19 @@ impl PyBoard {
     }
     fn columns(&self) -> Vec<Vec<String>> {
         (0..self.inner.ncols())
-            .map(|i| self.inner.column(i).iter().map(|&c| crate::Card(c).to_string()).collect())
+            .map(|i| {
+                self.inner
+                    .column(i)
+                    .iter()
+                    .map(|&c| crate::Card(c).to_string())
+                    .collect()
+            })
             .collect()
     }
     fn cells(&self) -> Vec<Option<String>> {
-        (0..self.inner.ncells()).map(|i| self.inner.cell(i).map(|c| c.to_string())).collect()
+        (0..self.inner.ncells())
+            .map(|i| self.inner.cell(i).map(|c| c.to_string()))
+            .collect()
     }
     /// Cards on each foundation, suits in C D H S order.
     fn foundations(&self) -> [u8; 4] {
@@ -145,7 +170,10 @@ impl PyBoard {
     /// Every legal move in standard notation.
     fn legal_moves(&self) -> Vec<String> {
         let b = &self.inner;
-        b.legal_moves().into_iter().map(|m| b.move_to_notation(m)).collect()
+        b.legal_moves()
+            .into_iter()
+            .map(|m| b.move_to_notation(m))
+            .collect()
     }
     /// The board after a move (checked).
     fn apply(&self, py: Python<'_>, mv: &str) -> PyResult<PyBoard> {
@@ -208,7 +236,11 @@ impl PyBoard {
 fn deal(py: Python<'_>, n: i128, variant: VariantTuple) -> PyResult<PyBoard> {
     let v = variant_from(py, &variant)?;
     if n < 1 || n > crate::MAX_DEAL as i128 {
-        return Err(err(py, "DealNumberError", crate::DealNumberError(n).to_string()));
+        return Err(err(
+            py,
+            "DealNumberError",
+            crate::DealNumberError(n).to_string(),
+        ));
     }
     let b = Board::deal(n as u64, v).map_err(|e| board_err(py, e))?;
     Ok(PyBoard { inner: b })
@@ -240,7 +272,12 @@ type ResultTuple = (
 
 fn result_tuple(r: &SolveResult) -> ResultTuple {
     let (sol, auto, single, multi) = match &r.solution {
-        Some(s) => (s.notation.clone(), s.auto.clone(), s.single_len, Some(s.multi_len)),
+        Some(s) => (
+            s.notation.clone(),
+            s.auto.clone(),
+            s.single_len,
+            Some(s.multi_len),
+        ),
         None => (Vec::new(), Vec::new(), None, None),
     };
     let limit = match r.outcome {
@@ -263,13 +300,32 @@ fn result_tuple(r: &SolveResult) -> ResultTuple {
 }
 
 fn error_tuple(msg: String) -> ResultTuple {
-    ("error".into(), None, Vec::new(), Vec::new(), None, None, 0, 0, 0, 0.0, Some(msg))
+    (
+        "error".into(),
+        None,
+        Vec::new(),
+        Vec::new(),
+        None,
+        None,
+        0,
+        0,
+        0,
+        0.0,
+        Some(msg),
+    )
 }
 
 type LimitsTuple = (u64, u64, Option<f64>);
 
+/// (min cells or None, [(cells, result)]).
+type MinCellsTuple = (Option<u8>, Vec<(u8, ResultTuple)>);
+
 fn limits_from(t: LimitsTuple) -> Limits {
-    Limits { max_positions: t.0, max_bytes: t.1, max_seconds: t.2 }
+    Limits {
+        max_positions: t.0,
+        max_bytes: t.1,
+        max_seconds: t.2,
+    }
 }
 
 #[pyfunction]
@@ -277,7 +333,8 @@ fn solve(py: Python<'_>, board: &PyBoard, limits: LimitsTuple) -> PyResult<Resul
     let b = board.inner.clone();
     let l = limits_from(limits);
     let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| solver::solve(&b, &l))));
-    r.map(|r| result_tuple(&r)).map_err(|p| err(py, "EngineError", panic_text(&p)))
+    r.map(|r| result_tuple(&r))
+        .map_err(|p| err(py, "EngineError", panic_text(&p)))
 }
 
 /// Solves deals `start..stop` (stop excluded) with the GIL released. A panic
@@ -296,7 +353,11 @@ fn solve_range(
     let v = variant_from(py, &variant)?;
     for n in [start, stop - 1] {
         if stop > start && (n < 1 || n > crate::MAX_DEAL as i128) {
-            return Err(err(py, "DealNumberError", crate::DealNumberError(n).to_string()));
+            return Err(err(
+                py,
+                "DealNumberError",
+                crate::DealNumberError(n).to_string(),
+            ));
         }
     }
     let l = limits_from(limits);
@@ -328,21 +389,31 @@ fn min_cells(
     variant: VariantTuple,
     max_cells: u8,
     limits: LimitsTuple,
-) -> PyResult<(Option<u8>, Vec<(u8, ResultTuple)>)> {
+) -> PyResult<MinCellsTuple> {
     let v = variant_from(py, &variant)?;
     if n < 1 || n > crate::MAX_DEAL as i128 {
-        return Err(err(py, "DealNumberError", crate::DealNumberError(n).to_string()));
+        return Err(err(
+            py,
+            "DealNumberError",
+            crate::DealNumberError(n).to_string(),
+        ));
     }
     if max_cells as usize > crate::variant::MAX_CELLS || max_cells < v.dealt_to_cells {
         return Err(err(
             py,
             "VariantError",
-            format!("max_cells {max_cells} is outside {}..{}", v.dealt_to_cells, crate::variant::MAX_CELLS),
+            format!(
+                "max_cells {max_cells} is outside {}..{}",
+                v.dealt_to_cells,
+                crate::variant::MAX_CELLS
+            ),
         ));
     }
     let l = limits_from(limits);
     let r = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| solver::min_cells(n as u64, v, max_cells, &l)))
+        catch_unwind(AssertUnwindSafe(|| {
+            solver::min_cells(n as u64, v, max_cells, &l)
+        }))
     });
     match r {
         Ok((m, rs)) => Ok((m, rs.iter().map(|(k, r)| (*k, result_tuple(r))).collect())),

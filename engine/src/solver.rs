@@ -43,7 +43,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_positions: 20_000_000, max_bytes: 1 << 30, max_seconds: None }
+        Limits {
+            max_positions: 20_000_000,
+            max_bytes: 1 << 30,
+            max_seconds: None,
+        }
     }
 }
 
@@ -155,169 +159,456 @@ struct Frame {
     /// This frame's children in `children[start..end]`, next to try at `next`.
     start: usize,
     next: usize,
-    end: usize,
 }
 
-/// Heuristic weights (tuned on deals 1..1000; see docs/SOLVER.md).
-#[derive(Copy, Clone, Debug)]
-pub struct Weights {
-    pub home: i32,
-    pub disorder: i32,
-    pub dig: i32,
-    pub cell: i32,
-    pub empty_col: i32,
-}
+/// Heuristic weights (tuned on deals 1..2000; see docs/SOLVER.md).
+pub const WEIGHTS: [i32; 8] = [6, 1, 1, 4, 6, 0, 0, 0];
 
-pub const WEIGHTS: Weights = Weights { home: 6, disorder: 2, dig: 3, cell: 4, empty_col: 6 };
-
-fn weights() -> Weights {
-    static W: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
+fn weights() -> [i32; 8] {
+    static W: std::sync::OnceLock<[i32; 8]> = std::sync::OnceLock::new();
     *W.get_or_init(|| match std::env::var("FCA_WEIGHTS") {
         Ok(s) => {
-            let v: Vec<i32> = s.split(',').map(|x| x.parse().unwrap()).collect();
-            Weights { home: v[0], disorder: v[1], dig: v[2], cell: v[3], empty_col: v[4] }
+            let mut w = [0; 8];
+            for (i, x) in s.split(',').enumerate() {
+                w[i] = x.parse().unwrap();
+            }
+            w
         }
         Err(_) => WEIGHTS,
     })
 }
 
-/// Heuristic: lower is closer to a win. See docs/SOLVER.md.
+/// One column's part of the heuristic (see `score`).
 #[inline]
-fn score(b: &Board) -> i32 {
-    let w = weights();
-    let mut s = 0i32;
-    let found = b.foundations();
-    // Cards still to go home.
-    s += w.home * (52 - b.cards_home() as i32);
-    // Cards lying above a lower card of the column must all move first; and
-    // the depth of each suit's next card (how much digging it needs).
-    for i in 0..b.ncols() {
-        let col = b.column(i);
-        let mut min_rank = 99u8;
-        let n = col.len();
-        for (d, &c) in col.iter().enumerate() {
-            let c = Card(c);
-            if c.rank() > min_rank {
-                s += w.disorder;
-            } else {
-                min_rank = c.rank();
-            }
-            if found[c.suit() as usize] == c.rank() {
-                s += w.dig * (n - d - 1) as i32;
-            }
+fn col_score(col: &[u8], found: &[u8; 4], v: crate::variant::Variant, w: &[i32; 8]) -> i32 {
+    let n = col.len();
+    if n == 0 {
+        return 0;
+    }
+    let mut s = 0;
+    let mut min_rank = 99u8;
+    let mut breaks = 0;
+    let mut top_run_start = 0;
+    for d in 0..n {
+        let c = Card(col[d]);
+        if c.rank() > min_rank {
+            // w1: a card above a lower card must move before that one goes home.
+            s += w[1];
+        } else {
+            min_rank = c.rank();
+        }
+        if found[c.suit() as usize] == c.rank() {
+            // w2: cards above a suit's next card (digging needed).
+            s += w[2] * (n - d - 1) as i32;
+        }
+        if d > 0 && !v.builds_on(c, Card(col[d - 1])) {
+            breaks += 1;
+            top_run_start = d;
         }
     }
-    // Occupied cells and empty columns (the scarce resources).
+    // w5: cards below the top run; w6: sequence breaks (separate units).
+    s + w[5] * top_run_start as i32 + w[6] * breaks
+}
+
+/// The whole-board part of the heuristic.
+#[inline]
+fn global_score(b: &Board, w: &[i32; 8]) -> i32 {
+    // w0: cards still to go home; w3: occupied cells; w4: empty columns;
+    // w7: multi-card move capacity.
     let free_cells = b.empty_cells() as i32;
     let occupied = b.ncells() as i32 - free_cells;
-    s += w.cell * occupied;
+    let mut s = w[0] * (52 - b.cards_home() as i32) + w[3] * occupied;
     if b.variant().empty == EmptyRule::Any {
-        s -= w.empty_col * b.empty_columns() as i32;
+        let e = b.empty_columns() as i32;
+        s -= w[4] * e + w[7] * (1 + free_cells) * (1 + e);
     }
     s
 }
 
-/// Solves `board` within `limits`.
-pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
-    let bf = best_first(board, limits, bf_budget());
-    if bf.outcome == Outcome::Solved {
-        return bf;
+/// Heuristic: lower is closer to a win (docs/SOLVER.md).
+#[inline]
+fn score(b: &Board, w: &[i32; 8]) -> i32 {
+    let found = b.foundations();
+    let v = b.variant();
+    let mut s = global_score(b, w);
+    for i in 0..b.ncols() {
+        s += col_score(b.column(i), &found, v, w);
     }
-    let mut r = Search::new(board, limits).run();
-    r.stats.expanded += bf.stats.expanded;
-    r.stats.elapsed += bf.stats.elapsed;
-    r.stats.peak_bytes = r.stats.peak_bytes.max(bf.stats.peak_bytes);
+    s
+}
+
+/// One heuristic configuration of the portfolio: weights of `score` and
+/// whether the move set is pruned (`Board::gen_moves_pruned`).
+#[derive(Copy, Clone, Debug)]
+pub struct Config {
+    pub weights: [i32; 8],
+    pub pruned: bool,
+}
+
+/// The portfolio, chosen on deals 1..1000 (docs/SOLVER.md): diverse
+/// configurations fail on different deals, so running them side by side
+/// with growing quotas cuts the heavy tail of any single one.
+pub const PORTFOLIO: [Config; 4] = [
+    Config {
+        weights: [6, 0, 1, 6, 10, 1, 0, 0],
+        pruned: true,
+    },
+    Config {
+        weights: [6, 0, 2, 4, 6, 1, 1, 0],
+        pruned: true,
+    },
+    Config {
+        weights: [6, 1, 1, 4, 6, 0, 0, 0],
+        pruned: false,
+    },
+    Config {
+        weights: [3, 3, 3, 3, 8, 0, 0, 0],
+        pruned: true,
+    },
+];
+/// First quota (expansions per configuration); doubled every round.
+pub const PORTFOLIO_QUOTA: u64 = 200;
+/// Total expansions the portfolio may spend before the complete search.
+pub const PORTFOLIO_CAP: u64 = 100_000;
+
+fn portfolio() -> Vec<Config> {
+    match std::env::var("FCA_PORTFOLIO") {
+        Ok(s) => s
+            .split(';')
+            .map(|c| {
+                let (w, p) = c.split_once('/').unwrap_or((c, "0"));
+                let mut weights = [0; 8];
+                for (i, x) in w.split(',').enumerate() {
+                    weights[i] = x.parse().unwrap();
+                }
+                Config {
+                    weights,
+                    pruned: p == "1",
+                }
+            })
+            .collect(),
+        Err(_) => PORTFOLIO.to_vec(),
+    }
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Solves `board` within `limits`: the heuristic portfolio first, then, if
+/// it found nothing, the complete depth-first search (which alone may
+/// answer `unsolvable`).
+pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
+    let t0 = Instant::now();
+    let configs = portfolio();
+    let quota = env_u64("FCA_QUOTA", PORTFOLIO_QUOTA);
+    let cap = env_u64("FCA_CAP", PORTFOLIO_CAP);
+    // Budgets bound what is held at once: the portfolio's runs together,
+    // then (after they are dropped) the complete search alone.
+    let mut runs: Vec<BestFirst> = Vec::new();
+    let mut peak = 0u64;
+    let mut peak_stored = 0u64;
+    let mut budget = quota;
+    let mut spent = 0u64;
+    let finish = |runs: &[BestFirst], outcome, solution, peak: u64, peak_stored: u64| {
+        let (expanded, _) = totals(runs);
+        let stats = Stats { expanded, stored: peak_stored, peak_bytes: peak, elapsed: t0.elapsed() };
+        SolveResult { outcome, solution, stats }
+    };
+    'rounds: while spent < cap {
+        let mut active = false;
+        for i in 0..configs.len() {
+            if i == runs.len() {
+                // Start configurations lazily, so that tiny budgets are honoured.
+                if totals(&runs).1 + 1 > limits.max_positions {
+                    break 'rounds;
+                }
+                runs.push(BestFirst::new(board, configs[i]));
+            }
+            if runs[i].done {
+                continue;
+            }
+            active = true;
+            let others = |runs: &[BestFirst]| -> (u64, u64) {
+                let o = runs.iter().enumerate().filter(|(j, _)| *j != i);
+                (o.clone().map(|(_, r)| r.bytes()).sum(), o.map(|(_, r)| r.visited.len() as u64).sum())
+            };
+            let (bytes_elsewhere, stored_elsewhere) = others(&runs);
+            let r = &mut runs[i];
+            let before = r.expanded;
+            let target = budget.min(before + (cap - spent));
+            let mut lim = *limits;
+            lim.max_positions = limits.max_positions.saturating_sub(stored_elsewhere);
+            let step = r.run(target, &lim, t0, bytes_elsewhere);
+            spent += r.expanded - before;
+            peak = peak.max(bytes_elsewhere + r.bytes());
+            peak_stored = peak_stored.max(stored_elsewhere + r.visited.len() as u64);
+            match step {
+                Step::Solved(path) => {
+                    let path = shorten(board, &path);
+                    let sol = describe(board, &path);
+                    return finish(&runs, Outcome::Solved, Some(sol), peak, peak_stored);
+                }
+                Step::Time => {
+                    return finish(&runs, Outcome::Limit(LimitKind::Time), None, peak, peak_stored)
+                }
+                Step::Budget => {}
+                // A heuristic run out of room or moves proves nothing; the
+                // complete search below decides.
+                Step::Exhausted => r.done = true,
+                Step::Limit(_) => break 'rounds,
+            }
+            if spent >= cap {
+                break 'rounds;
+            }
+        }
+        if !active {
+            break;
+        }
+        budget *= 2;
+    }
+    let (expanded, _) = totals(&runs);
+    drop(runs);
+    let mut remaining = *limits;
+    if let Some(s) = limits.max_seconds {
+        remaining.max_seconds = Some((s - t0.elapsed().as_secs_f64()).max(0.0));
+    }
+    let mut r = Search::new(board, &remaining).run();
+    r.stats.expanded += expanded;
+    r.stats.stored = r.stats.stored.max(peak_stored);
+    r.stats.elapsed = t0.elapsed();
+    r.stats.peak_bytes = r.stats.peak_bytes.max(peak);
     r
 }
 
-/// Expansions the best-first phase may spend before the complete search.
-pub const BEST_FIRST_BUDGET: u64 = 1_000_000_000;
-
-fn bf_budget() -> u64 {
-    std::env::var("FCA_BUDGET").map(|s| s.parse().unwrap()).unwrap_or(BEST_FIRST_BUDGET)
+fn totals(runs: &[BestFirst]) -> (u64, u64) {
+    (
+        runs.iter().map(|r| r.expanded).sum(),
+        runs.iter().map(|r| r.visited.len() as u64).sum(),
+    )
 }
 
-struct Node {
-    board: Board,
-    parent: u32,
-    mv: Option<Move>,
+/// Experiment hook: depth-first search with given weights and expansion cap.
+pub fn dfs_with(board: &Board, limits: &Limits, cap: u64, w: &[i32; 8]) -> SolveResult {
+    let mut s = Search::new(board, limits);
+    s.w = *w;
+    s.cap = cap;
+    s.run()
 }
 
-/// Greedy best-first search (global priority queue on the heuristic). Finds
-/// most solutions in few expansions; it proves nothing when it fails, since
-/// its budget may cut it short.
-pub fn best_first(board: &Board, limits: &Limits, budget: u64) -> SolveResult {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
+/// Experiment hook: one best-first configuration alone, with a cap.
+pub fn best_first_with(
+    board: &Board,
+    limits: &Limits,
+    cap: u64,
+    w: &[i32; 8],
+    pruned: bool,
+) -> SolveResult {
     let t0 = Instant::now();
-    let mut stats = Stats::default();
-    let mut visited = Visited::default();
-    let mut b = board.clone();
-    let mut log = Vec::new();
-    b.autoplay(&mut log);
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut heap: BinaryHeap<(Reverse<i32>, u32)> = BinaryHeap::new();
-    visited.insert(b.fingerprint());
-    let won_at = |nodes: &Vec<Node>, idx: usize| -> Vec<Move> {
+    let mut r = BestFirst::new(
+        board,
+        Config {
+            weights: *w,
+            pruned,
+        },
+    );
+    let step = r.run(cap, limits, t0, 0);
+    let stats = Stats {
+        expanded: r.expanded,
+        stored: r.visited.len() as u64,
+        peak_bytes: r.bytes(),
+        elapsed: t0.elapsed(),
+    };
+    match step {
+        Step::Solved(path) => {
+            let sol = describe(board, &shorten(board, &path));
+            SolveResult {
+                outcome: Outcome::Solved,
+                solution: Some(sol),
+                stats,
+            }
+        }
+        _ => SolveResult {
+            outcome: Outcome::Limit(LimitKind::Positions),
+            solution: None,
+            stats,
+        },
+    }
+}
+
+enum Step {
+    Solved(Vec<Move>),
+    /// The budget of this round is spent.
+    Budget,
+    /// Nothing left to expand (proves nothing when pruned).
+    Exhausted,
+    /// A memory or position limit was reached.
+    Limit(#[allow(dead_code)] LimitKind),
+    /// The time budget ran out.
+    Time,
+}
+
+/// A resumable greedy best-first search (global priority queue on the
+/// heuristic). Nodes are stored packed (`Board::pack`, 80 bytes).
+struct BestFirst {
+    cfg: Config,
+    variant: crate::variant::Variant,
+    nodes: Vec<(crate::board::Packed, u32, Move)>,
+    heap: std::collections::BinaryHeap<(std::cmp::Reverse<i32>, u32)>,
+    visited: Visited,
+    expanded: u64,
+    done: bool,
+    gen: Vec<Move>,
+    log: Vec<Move>,
+    root_won: bool,
+}
+
+const NO_MOVE: Move = Move::new(Loc::Foundation, Loc::Foundation, 0);
+
+impl BestFirst {
+    fn new(board: &Board, cfg: Config) -> Self {
+        let mut b = board.clone();
+        let mut log = Vec::new();
+        b.autoplay(&mut log);
+        let mut visited = Visited::default();
+        visited.insert(b.fingerprint());
+        let mut heap = std::collections::BinaryHeap::new();
+        heap.push((std::cmp::Reverse(0), 0));
+        BestFirst {
+            cfg,
+            variant: board.variant(),
+            nodes: vec![(b.pack(), 0, NO_MOVE)],
+            heap,
+            visited,
+            expanded: 0,
+            done: false,
+            gen: Vec::new(),
+            log,
+            root_won: b.is_won(),
+        }
+    }
+
+    /// Bytes once `extra` more nodes are stored (counting a reallocation).
+    fn bytes_after(&self, extra: usize) -> u64 {
+        let node = std::mem::size_of::<(crate::board::Packed, u32, Move)>();
+        let n = self.nodes.len() + extra;
+        let nodes = if n > self.nodes.capacity() {
+            3 * n * node
+        } else {
+            self.nodes.capacity() * node
+        };
+        let v = self.visited.len() + extra;
+        let set = if v > self.visited.capacity() {
+            set_bytes(self.visited.capacity()) + set_bytes(v * 2)
+        } else {
+            set_bytes(self.visited.capacity())
+        };
+        (nodes + self.heap.capacity().max(n) * 8) as u64 + set
+    }
+
+    fn bytes(&self) -> u64 {
+        set_bytes(self.visited.capacity())
+            + (self.nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32, Move)>())
+                as u64
+            + (self.heap.capacity() * 8) as u64
+    }
+
+    fn path(&self, mut i: usize) -> Vec<Move> {
         let mut path = Vec::new();
-        let mut i = idx;
-        while let Some(m) = nodes[i].mv {
-            path.push(m);
-            i = nodes[i].parent as usize;
+        while i != 0 {
+            path.push(self.nodes[i].2);
+            i = self.nodes[i].1 as usize;
         }
         path.reverse();
         path
-    };
-    let root_won = b.is_won();
-    nodes.push(Node { board: b, parent: 0, mv: None });
-    let finish = |stats: &mut Stats, outcome, solution, nodes: &Vec<Node>, visited: &Visited| {
-        stats.elapsed = t0.elapsed();
-        stats.stored = visited.len() as u64;
-        stats.peak_bytes = stats.peak_bytes.max(
-            set_bytes(visited.capacity()) + (nodes.capacity() * std::mem::size_of::<Node>()) as u64,
-        );
-        SolveResult { outcome, solution, stats: *stats }
-    };
-    if root_won {
-        let sol = describe(board, &[]);
-        return finish(&mut stats, Outcome::Solved, Some(sol), &nodes, &visited);
     }
-    heap.push((Reverse(0), 0));
-    let mut gen = Vec::new();
-    while let Some((_, idx)) = heap.pop() {
-        if stats.expanded >= budget {
-            return finish(&mut stats, Outcome::Limit(LimitKind::Positions), None, &nodes, &visited);
+
+    /// Expands nodes until `self.expanded == until`, or a limit: the
+    /// position and byte budgets of `limits` apply to this search alone
+    /// (the caller adds up the portfolio), the time budget to the whole
+    /// solve, which started at `t0`.
+    fn run(&mut self, until: u64, limits: &Limits, t0: Instant, bytes_elsewhere: u64) -> Step {
+        if self.root_won {
+            return Step::Solved(Vec::new());
         }
-        stats.expanded += 1;
-        let mut cur = nodes[idx as usize].board.clone();
-        gen.clear();
-        cur.gen_moves(&mut gen, false);
-        for &m in &gen {
-            cur.apply(m);
-            let n = cur.autoplay(&mut log);
-            let fp = cur.fingerprint();
-            if visited.len() as u64 >= limits.max_positions {
-                return finish(&mut stats, Outcome::Limit(LimitKind::Positions), None, &nodes, &visited);
+        while self.expanded < until {
+            if self.expanded & 255 == 0
+                && limits
+                    .max_seconds
+                    .is_some_and(|s| t0.elapsed().as_secs_f64() > s)
+            {
+                return Step::Time;
             }
-            if visited.insert(fp) {
-                nodes.push(Node { board: cur.clone(), parent: idx, mv: Some(m) });
-                let child = nodes.len() - 1;
-                if cur.is_won() {
-                    let path = won_at(&nodes, child);
-                    let path = shorten(board, &path);
-                    let sol = describe(board, &path);
-                    return finish(&mut stats, Outcome::Solved, Some(sol), &nodes, &visited);
+            let Some((_, idx)) = self.heap.pop() else {
+                return Step::Exhausted;
+            };
+            self.expanded += 1;
+            let mut cur = Board::unpack(&self.nodes[idx as usize].0, self.variant);
+            self.gen.clear();
+            if self.cfg.pruned {
+                cur.gen_moves_pruned(&mut self.gen);
+            } else {
+                cur.gen_moves(&mut self.gen, false);
+            }
+            if self.visited.len() as u64 + self.gen.len() as u64 > limits.max_positions {
+                return Step::Limit(LimitKind::Positions);
+            }
+            // Growth of the node store and the visited set is bounded by the
+            // children about to be added; stop before exceeding the budget.
+            let need = self.bytes_after(self.gen.len()) + bytes_elsewhere;
+            if need > limits.max_bytes {
+                return Step::Limit(LimitKind::Bytes);
+            }
+            // Column parts of the parent's score; a child that changes no
+            // foundation differs in at most two columns.
+            let w = self.cfg.weights;
+            let found = cur.foundations();
+            let mut cs = [0i32; crate::variant::MAX_COLUMNS];
+            let mut col_sum = 0;
+            for (i, c) in cs.iter_mut().enumerate().take(cur.ncols()) {
+                *c = col_score(cur.column(i), &found, self.variant, &w);
+                col_sum += *c;
+            }
+            for k in 0..self.gen.len() {
+                let m = self.gen[k];
+                cur.apply(m);
+                let n = cur.autoplay(&mut self.log);
+                if self.visited.insert(cur.fingerprint()) {
+                    self.nodes.push((cur.pack(), idx, m));
+                    let child = self.nodes.len() - 1;
+                    if cur.is_won() {
+                        return Step::Solved(self.path(child));
+                    }
+                    let s = if n > 0 || m.to == Loc::Foundation {
+                        score(&cur, &w)
+                    } else {
+                        let mut s = global_score(&cur, &w) + col_sum;
+                        let f = cur.foundations();
+                        for l in [m.from, m.to] {
+                            if let Loc::Column(c) = l {
+                                let c = c as usize;
+                                s += col_score(cur.column(c), &f, self.variant, &w) - cs[c];
+                            }
+                        }
+                        s
+                    };
+                    debug_assert_eq!(s, score(&cur, &w));
+                    self.heap.push((std::cmp::Reverse(s), child as u32));
                 }
-                heap.push((Reverse(score(&cur)), child as u32));
+                cur.undo_autoplay(&mut self.log, n);
+                cur.undo_any(m);
             }
-            cur.undo_autoplay(&mut log, n);
-            cur.undo_any(m);
         }
+        Step::Budget
     }
-    finish(&mut stats, Outcome::Unsolvable, None, &nodes, &visited)
 }
 
 struct Search<'a> {
+    w: [i32; 8],
+    cap: u64,
     start: Board,
     b: Board,
     limits: &'a Limits,
@@ -333,6 +624,8 @@ struct Search<'a> {
 impl<'a> Search<'a> {
     fn new(board: &Board, limits: &'a Limits) -> Self {
         Search {
+            w: weights(),
+            cap: u64::MAX,
             start: board.clone(),
             b: board.clone(),
             limits,
@@ -387,7 +680,11 @@ impl<'a> Search<'a> {
             self.b.apply(m);
             let n = self.b.autoplay(&mut self.auto_log);
             if !self.visited.contains(&self.b.fingerprint()) {
-                let s = if self.b.is_won() { i32::MIN } else { score(&self.b) };
+                let s = if self.b.is_won() {
+                    i32::MIN
+                } else {
+                    score(&self.b, &self.w)
+                };
                 self.children.push((s, m));
             }
             self.b.undo_autoplay(&mut self.auto_log, n);
@@ -395,9 +692,14 @@ impl<'a> Search<'a> {
         }
         // Best last so that the next child is popped from the end cheaply;
         // the stable sort keeps generation order among equals (determinism).
-        self.children[start..].sort_by(|a, b| b.0.cmp(&a.0));
+        self.children[start..].sort_by_key(|c| std::cmp::Reverse(c.0));
         let end = self.children.len();
-        self.frames.push(Frame { mv, autos, start, next: end, end });
+        self.frames.push(Frame {
+            mv,
+            autos,
+            start,
+            next: end,
+        });
     }
 
     fn over_time(&self) -> bool {
@@ -410,7 +712,11 @@ impl<'a> Search<'a> {
     fn finish(&mut self, outcome: Outcome, solution: Option<Solution>) -> SolveResult {
         self.stats.elapsed = self.t0.elapsed();
         self.stats.peak_bytes = self.stats.peak_bytes.max(self.bytes());
-        SolveResult { outcome, solution, stats: self.stats }
+        SolveResult {
+            outcome,
+            solution,
+            stats: self.stats,
+        }
     }
 
     fn run(mut self) -> SolveResult {
@@ -455,9 +761,17 @@ impl<'a> Search<'a> {
                 }
             }
             if self.b.is_won() {
-                self.frames.push(Frame { mv: Some(m), autos: n, start: 0, next: 0, end: 0 });
+                self.frames.push(Frame {
+                    mv: Some(m),
+                    autos: n,
+                    start: 0,
+                    next: 0,
+                });
                 let sol = self.build_solution();
                 return self.finish(Outcome::Solved, Some(sol));
+            }
+            if self.stats.expanded >= self.cap {
+                return self.finish(Outcome::Limit(LimitKind::Positions), None);
             }
             if self.stats.expanded & 1023 == 0 && self.over_time() {
                 return self.finish(Outcome::Limit(LimitKind::Time), None);
@@ -522,7 +836,9 @@ pub fn shorten(start: &Board, moves: &[Move]) -> Vec<Move> {
             b.undo_autoplay(&mut log, n);
             b.undo_any(m);
         }
-        let m = best.1.expect("a path step is always among the generated moves");
+        let m = best
+            .1
+            .expect("a path step is always among the generated moves");
         b.apply(m);
         b.autoplay(&mut log);
         out.push(m);
@@ -539,7 +855,11 @@ pub fn describe(start: &Board, path: &[Move]) -> Solution {
     let mut auto = Vec::new();
     let mut single: Option<u32> = Some(0);
     let mut log = Vec::new();
-    let mut push_autos = |b: &mut Board, moves: &mut Vec<Move>, notation: &mut Vec<String>, auto: &mut Vec<bool>, single: &mut Option<u32>| {
+    let mut push_autos = |b: &mut Board,
+                          moves: &mut Vec<Move>,
+                          notation: &mut Vec<String>,
+                          auto: &mut Vec<bool>,
+                          single: &mut Option<u32>| {
         loop {
             log.clear();
             // One automatic move at a time, so each is written in its position.
@@ -573,7 +893,13 @@ pub fn describe(start: &Board, path: &[Move]) -> Solution {
         push_autos(&mut b, &mut moves, &mut notation, &mut auto, &mut single);
     }
     debug_assert!(b.is_won());
-    Solution { multi_len: moves.len() as u32, moves, notation, auto, single_len: single }
+    Solution {
+        multi_len: moves.len() as u32,
+        moves,
+        notation,
+        auto,
+        single_len: single,
+    }
 }
 
 fn expansion_len(b: &Board, m: Move) -> Option<u32> {
@@ -593,7 +919,13 @@ pub fn expand_move(b: &Board, m: Move) -> Option<Vec<Move>> {
     }
     let mut work = b.clone();
     let mut out = Vec::new();
-    if expand_run(&mut work, a as usize, d as usize, m.count as usize, &mut out) {
+    if expand_run(
+        &mut work,
+        a as usize,
+        d as usize,
+        m.count as usize,
+        &mut out,
+    ) {
         Some(out)
     } else {
         None
@@ -651,7 +983,7 @@ pub fn min_cells(
 ) -> (Option<u8>, Vec<(u8, SolveResult)>) {
     let lo = variant.dealt_to_cells;
     let mut results: Vec<(u8, SolveResult)> = Vec::new();
-    let mut run = |k: u8, results: &mut Vec<(u8, SolveResult)>| -> Outcome {
+    let run = |k: u8, results: &mut Vec<(u8, SolveResult)>| -> Outcome {
         if let Some((_, r)) = results.iter().find(|(c, _)| *c == k) {
             return r.outcome;
         }
@@ -700,7 +1032,10 @@ pub fn min_cells(
             run(k, &mut results);
         }
         // Every count below the minimum must be proved unsolvable.
-        if results.iter().any(|(k, r)| *k < m && r.outcome != Outcome::Unsolvable) {
+        if results
+            .iter()
+            .any(|(k, r)| *k < m && r.outcome != Outcome::Unsolvable)
+        {
             min = None;
         }
     }
@@ -728,7 +1063,8 @@ mod tests {
         let mut b = start.clone();
         for (i, s) in sol.notation.iter().enumerate() {
             let m = b.parse_move(s).unwrap();
-            b.apply_checked(m).unwrap_or_else(|e| panic!("move {i} {s}: {e}"));
+            b.apply_checked(m)
+                .unwrap_or_else(|e| panic!("move {i} {s}: {e}"));
         }
         assert!(b.is_won());
     }
@@ -741,11 +1077,18 @@ mod tests {
             let r = run(deal, cells);
             assert_eq!(
                 r.outcome,
-                if solvable { Outcome::Solved } else { Outcome::Unsolvable },
+                if solvable {
+                    Outcome::Solved
+                } else {
+                    Outcome::Unsolvable
+                },
                 "deal {deal} cells {cells}"
             );
             if let Some(s) = &r.solution {
-                replay(&Board::deal(deal, Variant::default().with_cells(cells)).unwrap(), s);
+                replay(
+                    &Board::deal(deal, Variant::default().with_cells(cells)).unwrap(),
+                    s,
+                );
             }
         }
     }
@@ -753,9 +1096,21 @@ mod tests {
     #[test]
     fn tiny_limits_give_limit() {
         let b = Board::deal(11982, Variant::default()).unwrap();
-        let r = solve(&b, &Limits { max_positions: 100, ..Limits::default() });
+        let r = solve(
+            &b,
+            &Limits {
+                max_positions: 100,
+                ..Limits::default()
+            },
+        );
         assert_eq!(r.outcome, Outcome::Limit(LimitKind::Positions));
-        let r = solve(&b, &Limits { max_bytes: 10_000, ..Limits::default() });
+        let r = solve(
+            &b,
+            &Limits {
+                max_bytes: 10_000,
+                ..Limits::default()
+            },
+        );
         assert_eq!(r.outcome, Outcome::Limit(LimitKind::Bytes));
     }
 

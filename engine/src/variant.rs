@@ -141,7 +141,10 @@ impl Variant {
         };
         match p {
             Preset::FreeCell | Preset::Custom => base,
-            Preset::BakersGame => Variant { build: Build::Suit, ..base },
+            Preset::BakersGame => Variant {
+                build: Build::Suit,
+                ..base
+            },
             Preset::EightOff => Variant {
                 cells: 8,
                 build: Build::Suit,
@@ -149,7 +152,11 @@ impl Variant {
                 dealt_to_cells: 4,
                 ..base
             },
-            Preset::ForeCell => Variant { empty: EmptyRule::Kings, dealt_to_cells: 4, ..base },
+            Preset::ForeCell => Variant {
+                empty: EmptyRule::Kings,
+                dealt_to_cells: 4,
+                ..base
+            },
             Preset::SeahavenTowers => Variant {
                 columns: 10,
                 build: Build::Suit,
@@ -157,7 +164,10 @@ impl Variant {
                 dealt_to_cells: 2,
                 ..base
             },
-            Preset::RelaxedFreeCell => Variant { move_rule: MoveRule::Unlimited, ..base },
+            Preset::RelaxedFreeCell => Variant {
+                move_rule: MoveRule::Unlimited,
+                ..base
+            },
         }
     }
 
@@ -232,7 +242,11 @@ impl Variant {
     /// destination). Empty columns only help when they accept any card.
     #[inline]
     pub fn max_run(self, empty_cells: u32, helper_columns: u32) -> u32 {
-        let h = if self.empty == EmptyRule::Any { helper_columns } else { 0 };
+        let h = if self.empty == EmptyRule::Any {
+            helper_columns
+        } else {
+            0
+        };
         match self.move_rule {
             MoveRule::Single => 1,
             MoveRule::Product => (1 + empty_cells) * (1 + h),

@@ -1,0 +1,691 @@
+"""The ``freecell-analyzer`` command line (docs/DESIGN.md, "Subcommands").
+
+This module owns the parser and the ``deal``, ``verify`` and ``solve``
+subcommands. ``jobs.cli`` (``run``, ``status``, ``validate``) and
+``reports.cli`` (``report``, ``publish``) add their own subcommands through
+``register(subparsers)`` when they can be imported; the command works
+without them. Every handler is ``args.func(args) -> int``, the exit code:
+
+    0    success (for ``solve``: solved, or proved unsolvable)
+    1    failure (an illegal solution, an engine error)
+    2    bad usage or input (one line on stderr, no traceback)
+    3    incomplete but resumable (a search budget ran out)
+    130  interrupted (Ctrl-C)
+
+>>> main(["deal", "617", "--format", "rows"])  # doctest: +ELLIPSIS
+7D TD TH KD 4C 4S JD
+...
+AH KH TC JS 2S QH
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import os
+import re
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
+
+from . import __version__, _engine, verifier
+from ._api import (
+    MOVE_RULES,
+    PRESET_NAMES,
+    Board,
+    Limits,
+    SolveResult,
+    Variant,
+    check_deal_number,
+    deal,
+    min_cells,
+    solve,
+)
+from .errors import AnalyzerError, BoardError, DealNumberError, EngineError
+
+PROG = "freecell-analyzer"
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    success
+  1    failure
+  2    bad usage or input (one line on stderr)
+  3    incomplete but resumable
+  130  interrupted"""
+
+# Subcommands that other packages register (DESIGN.md), with the extra that
+# installs what they need; used to explain a subcommand that is missing.
+_PLUGINS: dict[str, tuple[tuple[str, ...], str]] = {
+    "jobs.cli": (("run", "status", "validate"), "ray"),
+    "reports.cli": (("report", "publish"), "reports"),
+}
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class UsageError(AnalyzerError):
+    """A command line argparse rejects (unknown option, bad value ...)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises instead of printing usage and exiting, so that `main` can
+    report every user mistake as one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sub = self.prog.removeprefix(PROG).strip()
+        raise UsageError(f"{sub}: {message}" if sub else message)
+
+
+if TYPE_CHECKING:
+    # What `register(subparsers)` receives (jobs.cli, reports.cli); not
+    # subscriptable at run time.
+    Subparsers: TypeAlias = argparse._SubParsersAction[_Parser]
+
+
+# ---------------------------------------------------------------------------
+# Argument helpers
+# ---------------------------------------------------------------------------
+
+_SIZE_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
+
+
+def _scaled(text: str, base: int, what: str) -> int:
+    match = _SIZE_RE.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what} (e.g. 500000, 20M, 2G)")
+    number, suffix = float(match.group(1).replace("_", "")), match.group(2).upper()
+    value = int(number * base ** " KMGT".index(suffix or " "))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: {what} must be at least 1")
+    return value
+
+
+def _positions(text: str) -> int:
+    """A count of positions; K, M, G are powers of 1000."""
+    return _scaled(text, 1000, "a number of positions")
+
+
+def _bytes(text: str) -> int:
+    """A byte count; K, M, G, T (with or without iB/B) are powers of 1024."""
+    return _scaled(text, 1024, "a number of bytes")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds must be positive")
+    return value
+
+
+def _cell_count(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of cells") from None
+
+
+_DEAL_RE = re.compile(r"^[+-]?[0-9][0-9_,]*$")
+
+
+def _looks_like_deal(text: str) -> bool:
+    return _DEAL_RE.match(text.strip()) is not None
+
+
+def parse_deal_number(text: str) -> int:
+    """A deal number from the command line (``617``, ``6_000_000_000``).
+
+    >>> parse_deal_number("1,234,567")
+    1234567
+    >>> parse_deal_number("0")
+    Traceback (most recent call last):
+    ...
+    analyzer.errors.DealNumberError: deal number 0 is out of range: Microsoft deals are numbered 1..8589934591
+    """
+    if not _looks_like_deal(text):
+        raise DealNumberError(f"deal number must be an integer, not {text!r}")
+    return check_deal_number(int(text.strip().replace(",", "").replace("_", "")))
+
+
+def _read_text(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise AnalyzerError(f"cannot read {what} {str(path)!r}: {reason}") from None
+
+
+def _is_file(text: str) -> bool:
+    """Whether `text` names a file; a string of moves may be too long to be a path."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _start(text: str) -> int | str:
+    """START of `solve`/`verify`: a deal number, or the text of a board file."""
+    if _looks_like_deal(text):
+        return parse_deal_number(text)
+    if not _is_file(text):
+        raise BoardError(f"{text!r} is neither a deal number nor a board file")
+    return _read_text(Path(text), "board file")
+
+
+def _variant_name(text: str) -> str:
+    return text.strip().lower().replace("-", "_")
+
+
+def _add_variant_options(p: argparse.ArgumentParser, *, move_rule: bool) -> None:
+    p.add_argument(
+        "--variant",
+        default="freecell",
+        metavar="V",
+        help=f"rules preset: {', '.join(PRESET_NAMES)} (default: freecell)",
+    )
+    p.add_argument(
+        "--cells",
+        type=_cell_count,
+        metavar="K",
+        help="number of cells (default: the variant's own, 4 for freecell)",
+    )
+    if move_rule:
+        p.add_argument(
+            "--move-rule",
+            choices=MOVE_RULES,
+            metavar="R",
+            help=f"multi-card move limit: {', '.join(MOVE_RULES)} (default: the variant's, product for freecell)",
+        )
+
+
+def _subparser(
+    subparsers: Subparsers,
+    name: str,
+    *,
+    summary: str,
+    description: str,
+    examples: str,
+) -> argparse.ArgumentParser:
+    return subparsers.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=f"examples:\n{textwrap.indent(examples.strip(), '  ')}\n\n{EXIT_CODES_HELP}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------------------
+# deal
+# ---------------------------------------------------------------------------
+
+
+def _cmd_deal(args: argparse.Namespace) -> int:
+    variant = Variant.named(_variant_name(args.variant), cells=args.cells)
+    number = parse_deal_number(args.deal)
+    board = deal(number, variant)
+    if args.format == "rows":
+        sys.stdout.write(board.rows())
+    elif args.format == "json":
+        doc = {
+            "deal_number": number,
+            "variant": variant.as_dict(),
+            "columns": board.columns,
+            "cells": board.cells,
+            "foundations": board.foundations,
+        }
+        print(json.dumps(doc))
+    else:
+        sys.stdout.write(str(board))
+    return EXIT_OK
+
+
+def _add_deal(subparsers: Subparsers) -> None:
+    p = _subparser(
+        subparsers,
+        "deal",
+        summary="print a Microsoft deal",
+        description=(
+            "Print Microsoft deal N (1..8589934591, FreeCell Pro numbering) laid out\n"
+            "for a variant. Formats: text (fc-solve board text), rows (only the\n"
+            "columns, deepest card first, as in REFERENCE.md's test vectors; cards\n"
+            "dealt to cells are not shown), json (columns, cells, foundations and\n"
+            "the variant's rules)."
+        ),
+        examples="""
+freecell-analyzer deal 617
+freecell-analyzer deal 617 --format rows
+freecell-analyzer deal 6000000000 --variant seahaven_towers --format json
+freecell-analyzer deal 1 --cells 3 > board.txt
+""",
+    )
+    p.add_argument("deal", metavar="N", help="deal number, 1..8589934591")
+    _add_variant_options(p, move_rule=False)
+    p.add_argument(
+        "--format",
+        choices=("text", "rows", "json"),
+        default="text",
+        help="output format (default: text)",
+    )
+    p.set_defaults(func=_cmd_deal)
+
+
+# ---------------------------------------------------------------------------
+# verify
+# ---------------------------------------------------------------------------
+
+_PATHLIKE_RE = re.compile(r"[/\\]|\.(txt|sol|solution)$", re.IGNORECASE)
+
+
+def _read_solution(text: str) -> tuple[int | None, str]:
+    """(deal number named in the file's first line or None, the moves)."""
+    if _is_file(text):
+        body = _read_text(Path(text), "solution file")
+    elif _PATHLIKE_RE.search(text.strip()) is not None:
+        raise AnalyzerError(f"solution file {text!r} does not exist")
+    else:
+        body = text
+    lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
+    header: int | None = None
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and re.fullmatch(r"\s*[0-9]+\s*", lines[first]):
+        # tests/data/known_solution_*.txt: a first line with the deal number.
+        header = int(lines[first])
+        del lines[first]
+    return header, "\n".join(lines)
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    rules = verifier.make_variant(_variant_name(args.variant), cells=args.cells, move_rule=args.move_rule)
+    start = _start(args.start)
+    header, moves = _read_solution(args.solution)
+    if header is not None and isinstance(start, int) and header != start:
+        raise DealNumberError(f"solution {args.solution!r} is for deal {header}, not deal {start}")
+    report = verifier.replay(start, moves, rules)
+    where = f"{rules.name}, {rules.cells} cells, move rule {rules.move_rule}"
+    if report.won:
+        print(f"won in {report.total_moves} moves ({where})")
+        return EXIT_OK
+    if report.illegal_index is not None:
+        print(f"illegal: {report.reason} ({where})")
+        print(f"position before move {report.illegal_index}:")
+        sys.stdout.write(report.position_before or "")
+    else:
+        print(f"not won: {report.reason} ({where})")
+        print("final position:")
+        sys.stdout.write(report.final_board)
+    return EXIT_FAILURE
+
+
+def _add_verify(subparsers: Subparsers) -> None:
+    p = _subparser(
+        subparsers,
+        "verify",
+        summary="check a solution with the independent verifier",
+        description=(
+            "Replay a solution with the independent pure-Python verifier\n"
+            "(analyzer.verifier; it never uses the engine). START is a deal number\n"
+            "or a board file; SOLUTION is a file or a string of moves in standard\n"
+            "notation, separated by whitespace. A solution file may begin with a\n"
+            "line holding only the deal number; lines starting with # are ignored.\n"
+            "Prints 'won in N moves', or the first illegal move (its number, the\n"
+            "move and why) with the position before it. A solution whose moves are\n"
+            "all legal but which does not win also fails (exit 1)."
+        ),
+        examples="""
+freecell-analyzer verify 617 tests/data/known_solution_617.txt
+freecell-analyzer verify 1 "8a 81"
+freecell-analyzer verify board.txt solution.txt --cells 3 --move-rule doubling
+""",
+    )
+    p.add_argument("start", metavar="START", help="deal number or board file")
+    p.add_argument("solution", metavar="SOLUTION", help="solution file or a string of moves")
+    _add_variant_options(p, move_rule=True)
+    p.set_defaults(func=_cmd_verify)
+
+
+# ---------------------------------------------------------------------------
+# solve
+# ---------------------------------------------------------------------------
+
+
+def _result_doc(result: SolveResult, variant: Variant) -> dict[str, object]:
+    doc: dict[str, object] = dataclasses.asdict(result)
+    doc["variant_rules"] = dataclasses.replace(variant, cells=result.cells).as_dict()
+    return doc
+
+
+def _statistics(r: SolveResult) -> str:
+    return (
+        f"{r.positions_expanded:,} positions expanded, {r.positions_stored:,} stored, "
+        f"peak memory {_human_bytes(r.peak_bytes)}, {r.elapsed_s:.3f} s"
+    )
+
+
+def _outcome_line(r: SolveResult) -> str:
+    if r.outcome == "solved":
+        return "solved"
+    if r.outcome == "unsolvable":
+        return "unsolvable (proved: the search examined every reachable position)"
+    if r.outcome == "limit":
+        option = {"positions": "--max-positions", "bytes": "--max-bytes", "time": "--max-seconds"}
+        hint = option.get(r.limit_reason or "", "a larger limit")
+        return f"limit ({r.limit_reason} budget ran out; not a verdict: run again with a larger {hint})"
+    return f"error: {r.error}"
+
+
+def _single_card(r: SolveResult) -> str:
+    if r.solution_length_single is None:
+        # `unlimited` runs may be longer than free space allows (DESIGN.md).
+        return "not expressible in single-card moves"
+    return f"{r.solution_length_single} single-card moves"
+
+
+def _exit_for(outcome: str) -> int:
+    return {"solved": EXIT_OK, "unsolvable": EXIT_OK, "limit": EXIT_INCOMPLETE}.get(outcome, EXIT_FAILURE)
+
+
+def _wrapped_solution(solution: Sequence[str], per_line: int = 20) -> list[str]:
+    """Moves in lines of `per_line`, each line led by its first move's number."""
+    width = len(str(len(solution)))
+    return [
+        f"  {i + 1:>{width}}: " + " ".join(solution[i : i + per_line])
+        for i in range(0, len(solution), per_line)
+    ]
+
+
+def _positions_after(start: Board, result: SolveResult) -> list[Board]:
+    boards: list[Board] = []
+    board = start
+    for number, move in enumerate(result.solution, start=1):
+        try:
+            board = board.apply(move)
+        except AnalyzerError as error:  # the engine's own solution: a bug, not a user mistake
+            raise EngineError(
+                f"the engine rejects move {number} {move!r} of its own solution: {error}"
+            ) from None
+        boards.append(board)
+    return boards
+
+
+def _solve_one(args: argparse.Namespace, variant: Variant, limits: Limits) -> int:
+    start = _start(args.start)
+    board = deal(start, variant) if isinstance(start, int) else Board(start, variant)
+    result = solve(start if isinstance(start, int) else board, variant, limits=limits)
+    boards = _positions_after(board, result) if args.show else []
+    if args.json:
+        doc = _result_doc(result, variant)
+        if args.show:
+            doc["start_board"] = str(board)
+            doc["boards"] = [str(b) for b in boards]
+        print(json.dumps(doc))
+        return _exit_for(result.outcome)
+    name = f"deal {start}" if isinstance(start, int) else f"board {args.start}"
+    print(f"{name} ({variant.name}, {variant.cells} cells, move rule {variant.move_rule})")
+    print(f"outcome: {_outcome_line(result)}")
+    if result.outcome == "solved":
+        print(
+            f"solution: {result.solution_length_multi} moves under the {variant.move_rule} rule "
+            f"({sum(result.auto)} of them automatic foundation moves), {_single_card(result)}"
+        )
+        for line in _wrapped_solution(result.solution):
+            print(line)
+    print(f"statistics: {_statistics(result)}")
+    if args.show:
+        print("\nstart:")
+        sys.stdout.write(str(board))
+        auto = result.auto if len(result.auto) == len(result.solution) else (False,) * len(result.solution)
+        for number, (move, after, is_auto) in enumerate(
+            zip(result.solution, boards, auto, strict=True), start=1
+        ):
+            print(f"\nmove {number}: {move}" + (" (automatic)" if is_auto else ""))
+            sys.stdout.write(str(after))
+    return _exit_for(result.outcome)
+
+
+def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits) -> int:
+    if args.cells is not None:
+        raise UsageError("solve: --cells cannot be combined with --min-cells (use --max-cells)")
+    if args.show:
+        raise UsageError("solve: --show cannot be combined with --min-cells")
+    start = _start(args.start)
+    if not isinstance(start, int):
+        raise UsageError(f"solve: --min-cells needs a deal number, not the board file {args.start!r}")
+    max_cells = 8 if args.max_cells is None else args.max_cells
+    answer = min_cells(start, variant, max_cells=max_cells, limits=limits)
+    results = sorted(answer.results, key=lambda r: r.cells)
+    if any(r.outcome == "error" for r in results):
+        code = EXIT_FAILURE
+    elif answer.min_cells is None and any(r.outcome == "limit" for r in results):
+        code = EXIT_INCOMPLETE
+    else:
+        code = EXIT_OK
+    if args.json:
+        doc = {
+            "deal_number": start,
+            "variant": variant.as_dict(),
+            "max_cells": max_cells,
+            "min_cells": answer.min_cells,
+            "results": [_result_doc(r, variant) for r in results],
+        }
+        print(json.dumps(doc))
+        return code
+    print(f"deal {start} ({variant.name}, move rule {variant.move_rule})")
+    if answer.min_cells is not None:
+        print(f"minimum cells: {answer.min_cells} (every smaller number proved unsolvable)")
+    elif code == EXIT_OK:
+        print(f"minimum cells: none (not won with up to {max_cells} cells)")
+    else:
+        print("minimum cells: unknown (a search did not finish; see below)")
+    print(
+        f"{'cells':>7}  {'outcome':<18} {'moves':>6} {'single':>6} {'expanded':>12} {'stored':>12} {'peak memory':>11} {'time':>9}"
+    )
+    for r in results:
+        outcome = f"limit ({r.limit_reason})" if r.outcome == "limit" else r.outcome
+        moves = "-" if r.solution_length_multi is None else str(r.solution_length_multi)
+        single = "-" if r.solution_length_single is None else str(r.solution_length_single)
+        print(
+            f"{r.cells:>7}  {outcome:<18} {moves:>6} {single:>6} {r.positions_expanded:>12,} "
+            f"{r.positions_stored:>12,} {_human_bytes(r.peak_bytes):>11} {r.elapsed_s:>7.3f} s"
+        )
+    for r in results:
+        if r.outcome in ("limit", "error"):
+            print(f"{r.cells} cells: {_outcome_line(r)}")
+    return code
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    if args.max_cells is not None and not args.min_cells:
+        raise UsageError("solve: --max-cells needs --min-cells")
+    variant = Variant.named(_variant_name(args.variant), cells=args.cells, move_rule=args.move_rule)
+    defaults = Limits()
+    limits = Limits(
+        max_positions=args.max_positions or defaults.max_positions,
+        max_bytes=args.max_bytes or defaults.max_bytes,
+        max_seconds=args.max_seconds,
+    )
+    if args.min_cells:
+        return _solve_min_cells(args, variant, limits)
+    return _solve_one(args, variant, limits)
+
+
+def _add_solve(subparsers: Subparsers) -> None:
+    defaults = Limits()
+    p = _subparser(
+        subparsers,
+        "solve",
+        summary="solve a deal or a board",
+        description=(
+            "Solve a deal or a board with the engine. The outcome is one of solved\n"
+            "(with the solution in standard notation), unsolvable (proved by an\n"
+            "exhaustive search over single-card moves), limit (a budget ran out:\n"
+            "this is no verdict; run again with larger limits) or error.\n"
+            "Solutions are written with multi-card moves under the move rule;\n"
+            "automatic foundation moves are written out like any other move.\n"
+            "With --min-cells: the fewest cells that win the deal, with the\n"
+            "outcome for every number of cells tried.\n"
+            "Exit 0 when solved or proved unsolvable, 3 on limit, 1 on error."
+        ),
+        examples="""
+freecell-analyzer solve 617
+freecell-analyzer solve 617 --cells 3
+freecell-analyzer solve 11982 --cells 5 --move-rule doubling --show
+freecell-analyzer solve board.txt --variant bakers_game --max-seconds 60 --json
+freecell-analyzer solve 617 --min-cells --max-cells 5
+""",
+    )
+    p.add_argument("start", metavar="DEAL_OR_BOARDFILE", help="deal number or board file")
+    _add_variant_options(p, move_rule=True)
+    p.add_argument(
+        "--max-positions",
+        type=_positions,
+        metavar="N",
+        help=f"budget of stored positions; K/M/G suffixes (default: {defaults.max_positions:,})",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=_bytes,
+        metavar="B",
+        help=f"memory budget of the search; K/M/G suffixes, powers of 1024 (default: {_human_bytes(defaults.max_bytes)})",
+    )
+    p.add_argument("--max-seconds", type=_seconds, metavar="S", help="time budget (default: none)")
+    p.add_argument("--show", action="store_true", help="print the position after every move")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument(
+        "--min-cells",
+        action="store_true",
+        help="find the fewest cells that win the deal (deal numbers only)",
+    )
+    p.add_argument(
+        "--max-cells",
+        type=_cell_count,
+        metavar="M",
+        help="with --min-cells: the most cells to try (default: 8)",
+    )
+    p.set_defaults(func=_cmd_solve)
+
+
+# ---------------------------------------------------------------------------
+# Parser and entry point
+# ---------------------------------------------------------------------------
+
+
+def _plugins_for(command: str | None) -> list[str]:
+    """The modules to load for `command`: none for our own subcommands (so
+    that `deal` never pays for importing Ray or pandas), the one that owns
+    it, or all of them (for the main --help and unknown subcommands)."""
+    if command in ("deal", "verify", "solve"):
+        return []
+    owners = [module for module, (commands, _) in _PLUGINS.items() if command in commands]
+    return owners or list(_PLUGINS)
+
+
+def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, str]]:
+    """The parser, and the subcommands that could not be loaded (name → why).
+
+    `command` (the subcommand about to run, if known) limits which other
+    packages' subcommands are loaded; by default all are.
+    """
+    parser = _Parser(
+        prog=PROG,
+        description=(
+            "FreeCell Analyzer: deals, proved solvability and verified solutions\n"
+            "of Microsoft FreeCell deals 1..8589934591 and related variants."
+        ),
+        epilog=(
+            "examples:\n"
+            "  freecell-analyzer deal 617\n"
+            "  freecell-analyzer solve 617 --cells 3\n"
+            "  freecell-analyzer verify 617 tests/data/known_solution_617.txt\n"
+            "  freecell-analyzer SUBCOMMAND --help\n\n" + EXIT_CODES_HELP
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"{PROG} {__version__} (engine {_engine.__version__}, {_engine.build_profile()} build)",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
+    _add_deal(subparsers)
+    _add_verify(subparsers)
+    _add_solve(subparsers)
+    unavailable: dict[str, str] = {}
+    for module_name in _plugins_for(command):
+        commands, extra = _PLUGINS[module_name]
+        # Both steps may import optional packages (ray, pandas ...): a missing
+        # one hides only these subcommands.
+        try:
+            importlib.import_module(module_name).register(subparsers)
+        except ImportError as error:
+            why = f"{module_name} cannot be imported ({error}); try: pip install 'freecell-analyzer[{extra}]'"
+            unavailable.update(dict.fromkeys(commands, why))
+    return parser, unavailable
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _fail(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit code (see the module docstring)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        # The main parser's only options take no value: the first other
+        # word is the subcommand.
+        command = next((a for a in args_list if not a.startswith("-")), None)
+        if command is None and not {"-h", "--help"} & set(args_list):
+            command = "deal"  # --version, or no subcommand: nothing else to load
+        parser, unavailable = build_parser(command)
+        if command in unavailable:
+            raise UsageError(f"subcommand {command!r} is not available: {unavailable[command]}")
+        try:
+            args = parser.parse_args(args_list)
+        except SystemExit as done:  # --help and --version
+            return done.code if isinstance(done.code, int) else EXIT_OK
+        handler: Handler = args.func
+        return handler(args)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (AnalyzerError, verifier.VerifierError) as error:
+        _fail(_one_line(error))
+        return EXIT_USAGE
+    except EngineError as error:
+        _fail(f"engine failure (a bug; please report it): {_one_line(error)}")
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
