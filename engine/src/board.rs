@@ -760,6 +760,16 @@ impl Board {
     /// `solver::tests::auto_moves_keep_verdicts`.
     #[inline]
     pub fn is_safe_home(&self, c: Card) -> bool {
+        self.is_home_worthy(c, false)
+    }
+
+    /// `is_safe_home`, or with `eager` also Raymond's rule for alternate
+    /// colours (patsolve): both opposite-colour cards two ranks lower and
+    /// the other same-colour card three ranks lower are home. Eager moves
+    /// are only used by the heuristic phase, whose solutions are replayed
+    /// move by move; they are never part of a proof.
+    #[inline]
+    pub fn is_home_worthy(&self, c: Card, eager: bool) -> bool {
         let r = c.rank();
         if r <= 1 {
             return true;
@@ -768,11 +778,14 @@ impl Board {
         match self.variant.build {
             Build::Suit => true,
             Build::Alternate => {
-                if c.is_red() {
-                    f[0] >= r && f[3] >= r
-                } else {
-                    f[1] >= r && f[2] >= r
-                }
+                let (o1, o2, same) = match c.suit() {
+                    0 => (1, 2, 3),
+                    3 => (1, 2, 0),
+                    1 => (0, 3, 2),
+                    _ => (0, 3, 1),
+                };
+                (f[o1] >= r && f[o2] >= r)
+                    || (eager && r >= 3 && f[o1] >= r - 1 && f[o2] >= r - 1 && f[same] + 2 >= r)
             }
             Build::Any => (0..4).all(|s| s == c.suit() as usize || f[s] >= r),
         }
@@ -782,12 +795,18 @@ impl Board {
     /// to `log` (to undo with `undo_autoplay`).
     #[inline]
     pub fn autoplay(&mut self, log: &mut Vec<Move>) -> usize {
+        self.autoplay_with(log, false)
+    }
+
+    /// `autoplay`, optionally with the eager rule (`is_home_worthy`).
+    #[inline]
+    pub fn autoplay_with(&mut self, log: &mut Vec<Move>, eager: bool) -> usize {
         let start = log.len();
         loop {
             let mut moved = false;
             for i in 0..self.ncols() {
                 while let Some(t) = self.top(i) {
-                    if self.can_found(t) && self.is_safe_home(t) {
+                    if self.can_found(t) && self.is_home_worthy(t, eager) {
                         let m = self.home_move(Loc::Column(i as u8), t);
                         self.apply(m);
                         log.push(m);
@@ -799,7 +818,7 @@ impl Board {
             }
             for i in 0..self.ncells() {
                 let c = self.cells[i];
-                if c != NO_CARD && self.can_found(Card(c)) && self.is_safe_home(Card(c)) {
+                if c != NO_CARD && self.can_found(Card(c)) && self.is_home_worthy(Card(c), eager) {
                     let m = self.home_move(Loc::Cell(i as u8), Card(c));
                     self.apply(m);
                     log.push(m);

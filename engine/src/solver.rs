@@ -243,6 +243,8 @@ fn score(b: &Board, w: &[i32; 8]) -> i32 {
 pub struct Config {
     pub weights: [i32; 8],
     pub pruned: bool,
+    /// Eager automatic foundation moves (`Board::is_home_worthy`).
+    pub eager: bool,
 }
 
 /// The portfolio, chosen on deals 1..1000 (docs/SOLVER.md): diverse
@@ -252,18 +254,22 @@ pub const PORTFOLIO: [Config; 4] = [
     Config {
         weights: [6, 0, 1, 6, 10, 1, 0, 0],
         pruned: true,
+        eager: true,
     },
     Config {
         weights: [6, 0, 2, 4, 6, 1, 1, 0],
         pruned: true,
+        eager: true,
     },
     Config {
         weights: [6, 1, 1, 4, 6, 0, 0, 0],
         pruned: false,
+        eager: true,
     },
     Config {
         weights: [3, 3, 3, 3, 8, 0, 0, 0],
         pruned: true,
+        eager: true,
     },
 ];
 /// First quota (expansions per configuration); doubled every round.
@@ -284,10 +290,20 @@ fn portfolio() -> Vec<Config> {
                 Config {
                     weights,
                     pruned: p == "1",
+                    eager: std::env::var("FCA_EAGER").map_or(true, |e| e == "1"),
                 }
             })
             .collect(),
-        Err(_) => PORTFOLIO.to_vec(),
+        Err(_) => match std::env::var("FCA_EAGER") {
+            Ok(e) => PORTFOLIO
+                .iter()
+                .map(|c| Config {
+                    eager: e == "1",
+                    ..*c
+                })
+                .collect(),
+            Err(_) => PORTFOLIO.to_vec(),
+        },
     }
 }
 
@@ -315,8 +331,17 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     let mut spent = 0u64;
     let finish = |runs: &[BestFirst], outcome, solution, peak: u64, peak_stored: u64| {
         let (expanded, _) = totals(runs);
-        let stats = Stats { expanded, stored: peak_stored, peak_bytes: peak, elapsed: t0.elapsed() };
-        SolveResult { outcome, solution, stats }
+        let stats = Stats {
+            expanded,
+            stored: peak_stored,
+            peak_bytes: peak,
+            elapsed: t0.elapsed(),
+        };
+        SolveResult {
+            outcome,
+            solution,
+            stats,
+        }
     };
     'rounds: while spent < cap {
         let mut active = false;
@@ -334,7 +359,10 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             active = true;
             let others = |runs: &[BestFirst]| -> (u64, u64) {
                 let o = runs.iter().enumerate().filter(|(j, _)| *j != i);
-                (o.clone().map(|(_, r)| r.bytes()).sum(), o.map(|(_, r)| r.visited.len() as u64).sum())
+                (
+                    o.clone().map(|(_, r)| r.bytes()).sum(),
+                    o.map(|(_, r)| r.visited.len() as u64).sum(),
+                )
             };
             let (bytes_elsewhere, stored_elsewhere) = others(&runs);
             let r = &mut runs[i];
@@ -348,12 +376,19 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             peak_stored = peak_stored.max(stored_elsewhere + r.visited.len() as u64);
             match step {
                 Step::Solved(path) => {
-                    let path = shorten(board, &path);
-                    let sol = describe(board, &path);
+                    let eager = runs[i].cfg.eager;
+                    let path = shorten(board, &path, eager);
+                    let sol = describe(board, &path, eager);
                     return finish(&runs, Outcome::Solved, Some(sol), peak, peak_stored);
                 }
                 Step::Time => {
-                    return finish(&runs, Outcome::Limit(LimitKind::Time), None, peak, peak_stored)
+                    return finish(
+                        &runs,
+                        Outcome::Limit(LimitKind::Time),
+                        None,
+                        peak,
+                        peak_stored,
+                    )
                 }
                 Step::Budget => {}
                 // A heuristic run out of room or moves proves nothing; the
@@ -413,6 +448,7 @@ pub fn best_first_with(
         Config {
             weights: *w,
             pruned,
+            eager: std::env::var("FCA_EAGER").map_or(true, |e| e == "1"),
         },
     );
     let step = r.run(cap, limits, t0, 0);
@@ -424,7 +460,8 @@ pub fn best_first_with(
     };
     match step {
         Step::Solved(path) => {
-            let sol = describe(board, &shorten(board, &path));
+            let eager = r.cfg.eager;
+            let sol = describe(board, &shorten(board, &path, eager), eager);
             SolveResult {
                 outcome: Outcome::Solved,
                 solution: Some(sol),
@@ -472,7 +509,7 @@ impl BestFirst {
     fn new(board: &Board, cfg: Config) -> Self {
         let mut b = board.clone();
         let mut log = Vec::new();
-        b.autoplay(&mut log);
+        b.autoplay_with(&mut log, cfg.eager);
         let mut visited = Visited::default();
         visited.insert(b.fingerprint());
         let mut heap = std::collections::BinaryHeap::new();
@@ -575,7 +612,7 @@ impl BestFirst {
             for k in 0..self.gen.len() {
                 let m = self.gen[k];
                 cur.apply(m);
-                let n = cur.autoplay(&mut self.log);
+                let n = cur.autoplay_with(&mut self.log, self.cfg.eager);
                 if self.visited.insert(cur.fingerprint()) {
                     self.nodes.push((cur.pack(), idx, m));
                     let child = self.nodes.len() - 1;
@@ -783,22 +820,22 @@ impl<'a> Search<'a> {
     /// The path on the stack, shortened, as a `Solution`.
     fn build_solution(&mut self) -> Solution {
         let path: Vec<Move> = self.frames.iter().filter_map(|f| f.mv).collect();
-        let path = shorten(&self.start, &path);
-        describe(&self.start, &path)
+        let path = shorten(&self.start, &path, false);
+        describe(&self.start, &path, false)
     }
 }
 
 /// Replays `moves` (each followed by automatic moves) from `start`,
 /// returning the fingerprints of the positions after each step (index 0 is
 /// the start after its automatic moves).
-fn path_fingerprints(start: &Board, moves: &[Move]) -> Vec<u128> {
+fn path_fingerprints(start: &Board, moves: &[Move], eager: bool) -> Vec<u128> {
     let mut b = start.clone();
     let mut log = Vec::new();
-    b.autoplay(&mut log);
+    b.autoplay_with(&mut log, eager);
     let mut fps = vec![b.fingerprint()];
     for &m in moves {
         b.apply(m);
-        b.autoplay(&mut log);
+        b.autoplay_with(&mut log, eager);
         fps.push(b.fingerprint());
     }
     fps
@@ -806,14 +843,13 @@ fn path_fingerprints(start: &Board, moves: &[Move]) -> Vec<u128> {
 
 /// Shortens a winning path: from each position, take the move that reaches
 /// the furthest later position on the path.
-pub fn shorten(start: &Board, moves: &[Move]) -> Vec<Move> {
-    let _ = moves.len();
-    let fps = path_fingerprints(start, moves);
+pub fn shorten(start: &Board, moves: &[Move], eager: bool) -> Vec<Move> {
+    let fps = path_fingerprints(start, moves, eager);
     let index: std::collections::HashMap<u128, usize> =
         fps.iter().enumerate().map(|(i, &f)| (f, i)).collect();
     let mut b = start.clone();
     let mut log = Vec::new();
-    b.autoplay(&mut log);
+    b.autoplay_with(&mut log, eager);
     let mut out = Vec::new();
     let mut i = 0;
     let mut gen = Vec::new();
@@ -827,7 +863,7 @@ pub fn shorten(start: &Board, moves: &[Move]) -> Vec<Move> {
         let mut best = (i, None);
         for &m in &gen {
             b.apply(m);
-            let n = b.autoplay(&mut log);
+            let n = b.autoplay_with(&mut log, eager);
             if let Some(&j) = index.get(&b.fingerprint()) {
                 if j > best.0 {
                     best = (j, Some(m));
@@ -840,7 +876,7 @@ pub fn shorten(start: &Board, moves: &[Move]) -> Vec<Move> {
             .1
             .expect("a path step is always among the generated moves");
         b.apply(m);
-        b.autoplay(&mut log);
+        b.autoplay_with(&mut log, eager);
         out.push(m);
         i = best.0;
     }
@@ -848,7 +884,7 @@ pub fn shorten(start: &Board, moves: &[Move]) -> Vec<Move> {
 }
 
 /// Writes a path out as a `Solution`, automatic moves made explicit.
-pub fn describe(start: &Board, path: &[Move]) -> Solution {
+pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
     let mut b = start.clone();
     let mut moves = Vec::new();
     let mut notation = Vec::new();
@@ -864,7 +900,7 @@ pub fn describe(start: &Board, path: &[Move]) -> Solution {
             log.clear();
             // One automatic move at a time, so each is written in its position.
             let before = b.clone();
-            if b.autoplay(&mut log) == 0 {
+            if b.autoplay_with(&mut log, eager) == 0 {
                 break;
             }
             let first = log[0];

@@ -1,0 +1,122 @@
+//! The solver side of `bench/vs_fcsolve.py`: solves Microsoft deals
+//! `START..=END` one after the other on one thread and prints one line per
+//! deal, so the benchmark can time the whole process exactly as it times
+//! fc-solve (CPU time and peak RSS of the child, no Python in the loop).
+//!
+//! ```text
+//! cargo run --release --example bench_solve -- START END [--cells K]
+//!     [--move-rule R] [--max-positions N] [--max-bytes N] [--solutions]
+//! ```
+//!
+//! Output, tab-separated, one line per deal:
+//! `deal outcome limit single_len multi_len expanded stored peak_bytes elapsed_s [solution]`
+//! (`-` for a missing field; the solution, with `--solutions`, is the moves
+//! in standard notation separated by spaces).
+use engine::solver::{solve, Limits, Outcome};
+use engine::{Board, MoveRule, Variant};
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("bench_solve: {msg}");
+    eprintln!(
+        "usage: bench_solve START END [--cells K] [--move-rule R] [--max-positions N] [--max-bytes N] [--solutions]"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut positional = Vec::new();
+    let mut variant = Variant::default();
+    let mut limits = Limits::default();
+    let mut solutions = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        let parsed: Result<(), String> = match a.as_str() {
+            "--cells" => value("--cells").and_then(|v| {
+                let k: u8 = v.parse().map_err(|_| format!("bad --cells {v:?}"))?;
+                variant = variant.with_cells(k);
+                Ok(())
+            }),
+            "--move-rule" => value("--move-rule").and_then(|v| {
+                let r: MoveRule = v.parse().map_err(|_| format!("bad --move-rule {v:?}"))?;
+                variant = variant.with_move_rule(r);
+                Ok(())
+            }),
+            "--max-positions" => value("--max-positions").and_then(|v| {
+                limits.max_positions = v
+                    .parse()
+                    .map_err(|_| format!("bad --max-positions {v:?}"))?;
+                Ok(())
+            }),
+            "--max-bytes" => value("--max-bytes").and_then(|v| {
+                limits.max_bytes = v.parse().map_err(|_| format!("bad --max-bytes {v:?}"))?;
+                Ok(())
+            }),
+            "--solutions" => {
+                solutions = true;
+                Ok(())
+            }
+            s if s.starts_with("--") => Err(format!("unknown option {s:?}")),
+            s => {
+                positional.push(s.to_string());
+                Ok(())
+            }
+        };
+        if let Err(e) = parsed {
+            return usage(&e);
+        }
+    }
+    let [start, end] = positional.as_slice() else {
+        return usage("expected START and END");
+    };
+    let (Ok(start), Ok(end)) = (start.parse::<u64>(), end.parse::<u64>()) else {
+        return usage("START and END must be deal numbers");
+    };
+    if let Err(e) = Board::deal(start.max(1), variant) {
+        return usage(&e.to_string());
+    }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    for n in start..=end {
+        let board = match Board::deal(n, variant) {
+            Ok(b) => b,
+            Err(e) => return usage(&e.to_string()),
+        };
+        let r = solve(&board, &limits);
+        let dash = || "-".to_string();
+        let limit = match r.outcome {
+            Outcome::Limit(k) => k.name().to_string(),
+            _ => dash(),
+        };
+        let sol = r.solution.as_ref();
+        let single = sol
+            .and_then(|s| s.single_len)
+            .map_or_else(dash, |x| x.to_string());
+        let multi = sol.map_or_else(dash, |s| s.multi_len.to_string());
+        let _ = write!(
+            out,
+            "{n}\t{}\t{limit}\t{single}\t{multi}\t{}\t{}\t{}\t{:.6}",
+            r.outcome.name(),
+            r.stats.expanded,
+            r.stats.stored,
+            r.stats.peak_bytes,
+            r.stats.elapsed.as_secs_f64()
+        );
+        if solutions {
+            let text = sol.map_or_else(String::new, |s| s.notation.join(" "));
+            let _ = write!(out, "\t{text}");
+        }
+        let _ = writeln!(out);
+    }
+    if out.flush().is_err() {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
