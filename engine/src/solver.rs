@@ -1088,7 +1088,7 @@ pub fn rule_is_shorthand(rule: MoveRule) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::variant::Variant;
+    use crate::variant::{MoveRule, Variant};
 
     fn run(deal: u64, cells: u8) -> SolveResult {
         let b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
@@ -1127,6 +1127,92 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Exhaustive search over single-card moves, with or without the safe
+    /// automatic moves; `None` when it needs more than `cap` positions.
+    fn exhaustive(start: &Board, autos: bool, cap: usize) -> Option<bool> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![start.clone()];
+        let mut log = Vec::new();
+        let mut gen = Vec::new();
+        while let Some(mut b) = stack.pop() {
+            if autos {
+                b.autoplay(&mut log);
+            }
+            if b.is_won() {
+                return Some(true);
+            }
+            if !seen.insert(b.canonical_key()) {
+                continue;
+            }
+            if seen.len() > cap {
+                return None;
+            }
+            gen.clear();
+            b.gen_moves(&mut gen, false);
+            for &m in &gen {
+                if Board::move_cards(m) == 1 {
+                    let mut c = b.clone();
+                    c.apply(m);
+                    stack.push(c);
+                }
+            }
+        }
+        Some(false)
+    }
+
+    /// The safe automatic foundation moves never change whether a position
+    /// can be won: on positions from late in real games, with few cells so
+    /// that both verdicts occur, exhaustive single-card searches with and
+    /// without them agree.
+    #[test]
+    fn auto_moves_keep_verdicts() {
+        let (mut compared, mut won, mut lost) = (0, 0, 0);
+        for deal in 1..=80u64 {
+            let full = Variant::default().with_move_rule(MoveRule::Single);
+            let b = Board::deal(deal, full).unwrap();
+            let r = solve(&b, &Limits::default());
+            let sol = r.solution.unwrap();
+            for percent in [25usize, 45, 65, 80] {
+                // Walk part of the way along the solution, without autos
+                // past the cut, so the position keeps cards autoplay moves.
+                let mut p = b.clone();
+                for &m in &sol.moves[..sol.moves.len() * percent / 100] {
+                    p.apply(m);
+                }
+                for cells in [0u8, 1, 2] {
+                    let occupied: Vec<Card> = (0..4).filter_map(|i| p.cell(i)).collect();
+                    if occupied.len() > cells as usize {
+                        continue;
+                    }
+                    let cols: Vec<Vec<Card>> = (0..8)
+                        .map(|i| p.column(i).iter().map(|&c| Card(c)).collect())
+                        .collect();
+                    let slots: Vec<Option<Card>> = occupied.iter().map(|&c| Some(c)).collect();
+                    let q =
+                        Board::from_parts(full.with_cells(cells), &cols, &slots, p.foundations())
+                            .unwrap();
+                    let (Some(a), Some(b)) =
+                        (exhaustive(&q, true, 40_000), exhaustive(&q, false, 40_000))
+                    else {
+                        continue;
+                    };
+                    assert_eq!(a, b, "deal {deal} cells {cells}:\n{q}");
+                    compared += 1;
+                    if a {
+                        won += 1;
+                    } else {
+                        lost += 1;
+                    }
+                }
+            }
+        }
+        eprintln!("auto-move verdicts compared: {compared} ({won} won, {lost} lost)");
+        assert!(
+            compared >= 40 && won >= 10 && lost >= 10,
+            "{compared} {won} {lost}"
+        );
     }
 
     #[test]
