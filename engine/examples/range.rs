@@ -31,6 +31,9 @@ fn main() {
         let r = solve(&b, &limits);
         expanded += r.stats.expanded;
         exps.push(r.stats.expanded);
+        if std::env::var("FCA_LISTHARD").is_ok() && r.stats.expanded > 2000 {
+            println!("hard {n} {}", r.stats.expanded);
+        }
         peak = peak.max(r.stats.peak_bytes);
         if r.stats.expanded > worst.1 {
             worst = (n, r.stats.expanded);

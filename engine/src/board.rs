@@ -185,6 +185,8 @@ pub struct Board {
     cells: [u8; MAX_CELLS],
     found: [u8; 4],
     col_hash: [u128; MAX_COLUMNS],
+    /// `mix(col_hash[i])`, cached so that a change costs one `mix`.
+    col_mix: [u128; MAX_COLUMNS],
     fp: u128,
 }
 
@@ -224,6 +226,7 @@ impl Board {
             cells: [NO_CARD; MAX_CELLS],
             found: [13; 4],
             col_hash: [0; MAX_COLUMNS],
+            col_mix: [mix(0); MAX_COLUMNS],
             fp: 0,
         };
         b.fp = b.compute_fp();
@@ -376,19 +379,12 @@ impl Board {
             .filter(|&&l| l == 0)
             .count() as u32
     }
-    #[inline]
-    fn first_empty_cell(&self) -> Option<usize> {
-        self.cells[..self.ncells()]
-            .iter()
-            .position(|&c| c == NO_CARD)
-    }
-
     // ----- hashing ---------------------------------------------------------
 
     fn compute_fp(&self) -> u128 {
         let mut fp = 0u128;
         for i in 0..self.ncols() {
-            fp = fp.wrapping_add(mix(self.col_hash[i]));
+            fp = fp.wrapping_add(self.col_mix[i]);
         }
         for &c in &self.cells[..self.ncells()] {
             if c != NO_CARD {
@@ -405,6 +401,7 @@ impl Board {
                 h = h.wrapping_add(TABLES.0[c as usize][d]);
             }
             self.col_hash[i] = h;
+            self.col_mix[i] = mix(h);
         }
         self.fp = self.compute_fp();
     }
@@ -488,11 +485,10 @@ impl Board {
 
     #[inline]
     fn set_col_hash(&mut self, col: usize, h: u128) {
-        self.fp = self
-            .fp
-            .wrapping_sub(mix(self.col_hash[col]))
-            .wrapping_add(mix(h));
+        let m = mix(h);
+        self.fp = self.fp.wrapping_sub(self.col_mix[col]).wrapping_add(m);
         self.col_hash[col] = h;
+        self.col_mix[col] = m;
     }
 
     #[inline]
@@ -798,6 +794,22 @@ impl Board {
         self.autoplay_with(log, false)
     }
 
+    /// `autoplay_with` after move `m`, for a position that was at the
+    /// automatic-move fixpoint (same rule) before `m`: unless `m` sent a card
+    /// home, only the new top of its source column can have become
+    /// eligible, so the full scan runs only when that card is.
+    #[inline]
+    pub fn autoplay_after(&mut self, log: &mut Vec<Move>, m: Move, eager: bool) -> usize {
+        if m.to != Loc::Foundation {
+            let Loc::Column(a) = m.from else { return 0 };
+            match self.top(a as usize) {
+                Some(t) if self.can_found(t) && self.is_home_worthy(t, eager) => {}
+                _ => return 0,
+            }
+        }
+        self.autoplay_with(log, eager)
+    }
+
     /// `autoplay`, optionally with the eager rule (`is_home_worthy`).
     #[inline]
     pub fn autoplay_with(&mut self, log: &mut Vec<Move>, eager: bool) -> usize {
@@ -845,13 +857,41 @@ impl Board {
     /// representative per canonical result (first empty cell, first empty
     /// column, no whole-column moves into an empty column).
     pub fn gen_moves(&self, out: &mut Vec<Move>, all: bool) {
+        self.gen_moves_inner(out, all, false);
+    }
+
+    /// Shared generator: with `pruned`, moves that break a run are left out
+    /// (see `gen_moves_pruned`).
+    #[inline]
+    #[allow(clippy::needless_range_loop)] // parallel per-column arrays
+    fn gen_moves_inner(&self, out: &mut Vec<Move>, all: bool, pruned: bool) {
         let v = self.variant;
         let nc = self.ncols();
         let ncells = self.ncells();
-        let empty_cells = self.empty_cells();
-        let empty_cols = self.empty_columns();
-        let first_empty_col = (0..nc).find(|&i| self.lens[i] == 0);
-        let first_empty_cell = self.first_empty_cell();
+        // Per column: length, top card, run length (computed once).
+        let mut runs = [0usize; MAX_COLUMNS];
+        let mut empty_cols = 0u32;
+        let mut first_empty_col = usize::MAX;
+        for i in 0..nc {
+            if self.lens[i] == 0 {
+                empty_cols += 1;
+                if first_empty_col == usize::MAX {
+                    first_empty_col = i;
+                }
+            } else {
+                runs[i] = self.run_len(i);
+            }
+        }
+        let mut empty_cells = 0u32;
+        let mut first_empty_cell = usize::MAX;
+        for i in 0..ncells {
+            if self.cells[i] == NO_CARD {
+                empty_cells += 1;
+                if first_empty_cell == usize::MAX {
+                    first_empty_cell = i;
+                }
+            }
+        }
         // To the foundations (from columns and cells).
         for i in 0..nc {
             if let Some(t) = self.top(i) {
@@ -861,63 +901,72 @@ impl Board {
             }
         }
         for i in 0..ncells {
-            if let Some(c) = self.cell(i) {
-                if self.can_found(c) {
-                    out.push(self.home_move(Loc::Cell(i as u8), c));
-                }
+            let c = self.cells[i];
+            if c != NO_CARD && self.can_found(Card(c)) {
+                out.push(self.home_move(Loc::Cell(i as u8), Card(c)));
             }
         }
+        let limit_onto = v.max_run(empty_cells, empty_cols) as usize;
+        let limit_empty = if empty_cols > 0 {
+            v.max_run(empty_cells, empty_cols - 1) as usize
+        } else {
+            0
+        };
         // Column to column.
         for src in 0..nc {
-            let len = self.column_len(src);
+            let len = self.lens[src] as usize;
             if len == 0 {
                 continue;
             }
-            let run = self.run_len(src);
-            let col = self.column(src);
+            let run = runs[src];
+            let col = &self.cols[src];
+            let top_rank = Card(col[len - 1]).rank() as usize;
+            let bottom_rank = Card(col[len - run]).rank() as usize;
             for dst in 0..nc {
                 if dst == src {
                     continue;
                 }
-                match self.top(dst) {
-                    Some(t) => {
-                        // The only card that fits is rank(t) - 1; find it in the run.
-                        let tr = t.rank() as usize;
-                        let bottom_rank = Card(col[len - run]).rank() as usize;
-                        let top_rank = Card(col[len - 1]).rank() as usize;
-                        if tr == 0 || tr - 1 < top_rank || tr - 1 > bottom_rank {
-                            continue;
-                        }
-                        let k = tr - top_rank; // cards from the top
-                        let c = Card(col[len - k]);
-                        if !v.builds_on(c, t) {
-                            continue;
-                        }
-                        if k > 1 && k as u32 > v.max_run(empty_cells, empty_cols) {
-                            continue;
-                        }
-                        out.push(Move::new(
-                            Loc::Column(src as u8),
-                            Loc::Column(dst as u8),
-                            k as u8,
-                        ));
+                let dl = self.lens[dst] as usize;
+                if dl > 0 {
+                    // The only card that fits is rank(t) - 1; find it in the run.
+                    let t = Card(self.cols[dst][dl - 1]);
+                    let tr = t.rank() as usize;
+                    if tr == 0 || tr - 1 < top_rank || tr - 1 > bottom_rank {
+                        continue;
                     }
-                    None => {
-                        if !all && Some(dst) != first_empty_col {
+                    let k = tr - top_rank; // cards from the top
+                    if !v.builds_on(Card(col[len - k]), t) {
+                        continue;
+                    }
+                    if k > 1 && k > limit_onto {
+                        continue;
+                    }
+                    if pruned && k != run {
+                        continue;
+                    }
+                    out.push(Move::new(
+                        Loc::Column(src as u8),
+                        Loc::Column(dst as u8),
+                        k as u8,
+                    ));
+                } else {
+                    if !all && dst != first_empty_col {
+                        continue;
+                    }
+                    let lim = limit_empty.min(run);
+                    for k in 1..=lim {
+                        if !all && k == len {
+                            continue; // same canonical position
+                        }
+                        if pruned && !(k == 1 || k == run || k == lim) {
                             continue;
                         }
-                        let lim = (v.max_run(empty_cells, empty_cols - 1) as usize).min(run);
-                        for k in 1..=lim {
-                            if !all && k == len {
-                                continue; // same canonical position
-                            }
-                            if v.fills_empty(Card(col[len - k])) {
-                                out.push(Move::new(
-                                    Loc::Column(src as u8),
-                                    Loc::Column(dst as u8),
-                                    k as u8,
-                                ));
-                            }
+                        if v.fills_empty(Card(col[len - k])) {
+                            out.push(Move::new(
+                                Loc::Column(src as u8),
+                                Loc::Column(dst as u8),
+                                k as u8,
+                            ));
                         }
                     }
                 }
@@ -925,11 +974,17 @@ impl Board {
         }
         // Cell to column.
         for i in 0..ncells {
-            let Some(c) = self.cell(i) else { continue };
+            let c = self.cells[i];
+            if c == NO_CARD {
+                continue;
+            }
+            let c = Card(c);
             for dst in 0..nc {
-                let ok = match self.top(dst) {
-                    Some(t) => v.builds_on(c, t),
-                    None => (all || Some(dst) == first_empty_col) && v.fills_empty(c),
+                let dl = self.lens[dst] as usize;
+                let ok = if dl > 0 {
+                    v.builds_on(c, Card(self.cols[dst][dl - 1]))
+                } else {
+                    (all || dst == first_empty_col) && v.fills_empty(c)
                 };
                 if ok {
                     out.push(Move::new(Loc::Cell(i as u8), Loc::Column(dst as u8), 1));
@@ -939,14 +994,11 @@ impl Board {
         // Column to cell.
         if empty_cells > 0 {
             for src in 0..nc {
-                if self.lens[src] == 0 {
+                if self.lens[src] == 0 || (pruned && runs[src] > 1 && !prune_cells_off()) {
                     continue;
                 }
                 for cell in 0..ncells {
-                    if self.cells[cell] != NO_CARD {
-                        continue;
-                    }
-                    if !all && Some(cell) != first_empty_cell {
+                    if self.cells[cell] != NO_CARD || (!all && cell != first_empty_cell) {
                         continue;
                     }
                     out.push(Move::new(Loc::Column(src as u8), Loc::Cell(cell as u8), 1));
@@ -961,33 +1013,7 @@ impl Board {
     /// a single card. Incomplete on purpose: the complete search uses
     /// `gen_moves`.
     pub fn gen_moves_pruned(&self, out: &mut Vec<Move>) {
-        let start = out.len();
-        self.gen_moves(out, false);
-        let mut keep = start;
-        for i in start..out.len() {
-            let m = out[i];
-            let ok = match (m.from, m.to) {
-                (Loc::Column(a), Loc::Column(d)) => {
-                    let run = self.run_len(a as usize);
-                    let k = m.count as usize;
-                    if self.lens[d as usize] == 0 {
-                        k == 1 || k == run || k as u32 == self.max_run_to(d as usize)
-                    } else {
-                        k == run
-                    }
-                }
-                (Loc::Column(a), Loc::Cell(_)) => {
-                    let a = a as usize;
-                    self.run_len(a) == 1 || prune_cells_off()
-                }
-                _ => true,
-            };
-            if ok {
-                out[keep] = m;
-                keep += 1;
-            }
-        }
-        out.truncate(keep);
+        self.gen_moves_inner(out, false, true);
     }
 
     /// A foundation move; its `count` field carries the suit in the high

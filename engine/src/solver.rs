@@ -245,6 +245,9 @@ pub struct Config {
     pub pruned: bool,
     /// Eager automatic foundation moves (`Board::is_home_worthy`).
     pub eager: bool,
+    /// Weight of the depth in the priority (0: greedy; 1: weighted-A*-like,
+    /// slower on easy deals but far lighter on the hard tail).
+    pub depth_weight: i32,
 }
 
 /// The portfolio, chosen on deals 1..1000 (docs/SOLVER.md): diverse
@@ -252,30 +255,34 @@ pub struct Config {
 /// with growing quotas cuts the heavy tail of any single one.
 pub const PORTFOLIO: [Config; 4] = [
     Config {
+        weights: [6, 0, 1, 4, 6, 1, 0, 0],
+        pruned: true,
+        eager: true,
+        depth_weight: 0,
+    },
+    Config {
         weights: [6, 0, 1, 6, 10, 1, 0, 0],
         pruned: true,
         eager: true,
-    },
-    Config {
-        weights: [6, 0, 2, 4, 6, 1, 1, 0],
-        pruned: true,
-        eager: true,
+        depth_weight: 1,
     },
     Config {
         weights: [6, 1, 1, 4, 6, 0, 0, 0],
         pruned: false,
         eager: true,
+        depth_weight: 1,
     },
     Config {
         weights: [3, 3, 3, 3, 8, 0, 0, 0],
         pruned: true,
         eager: true,
+        depth_weight: 0,
     },
 ];
 /// First quota (expansions per configuration); doubled every round.
 pub const PORTFOLIO_QUOTA: u64 = 200;
 /// Total expansions the portfolio may spend before the complete search.
-pub const PORTFOLIO_CAP: u64 = 100_000;
+pub const PORTFOLIO_CAP: u64 = 1_000_000;
 
 fn portfolio() -> Vec<Config> {
     match std::env::var("FCA_PORTFOLIO") {
@@ -291,6 +298,7 @@ fn portfolio() -> Vec<Config> {
                     weights,
                     pruned: p == "1",
                     eager: std::env::var("FCA_EAGER").map_or(true, |e| e == "1"),
+                    depth_weight: env_u64("FCA_GW", 0) as i32,
                 }
             })
             .collect(),
@@ -322,33 +330,39 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     let configs = portfolio();
     let quota = env_u64("FCA_QUOTA", PORTFOLIO_QUOTA);
     let cap = env_u64("FCA_CAP", PORTFOLIO_CAP);
-    // Budgets bound what is held at once: the portfolio's runs together,
-    // then (after they are dropped) the complete search alone.
+    let dfs_share = env_u64("FCA_DFS_SHARE", DFS_SHARE);
+    // Budgets bound what is held at once: the portfolio's runs and the
+    // complete search together, then (once the portfolio is dropped) the
+    // complete search alone.
+    let mut dfs = Search::new(board, limits);
     let mut runs: Vec<BestFirst> = Vec::new();
     let mut peak = 0u64;
     let mut peak_stored = 0u64;
     let mut budget = quota;
     let mut spent = 0u64;
-    let finish = |runs: &[BestFirst], outcome, solution, peak: u64, peak_stored: u64| {
-        let (expanded, _) = totals(runs);
-        let stats = Stats {
-            expanded,
-            stored: peak_stored,
-            peak_bytes: peak,
-            elapsed: t0.elapsed(),
+    let finish =
+        |runs: &[BestFirst], dfs: &Search, outcome, solution, peak: u64, peak_stored: u64| {
+            let expanded = totals(runs).0 + dfs.stats.expanded;
+            let stats = Stats {
+                expanded,
+                stored: peak_stored,
+                peak_bytes: peak,
+                elapsed: t0.elapsed(),
+            };
+            SolveResult {
+                outcome,
+                solution,
+                stats,
+            }
         };
-        SolveResult {
-            outcome,
-            solution,
-            stats,
-        }
+    let portfolio_load = |runs: &[BestFirst]| -> (u64, u64) {
+        (runs.iter().map(|r| r.bytes()).sum(), totals(runs).1)
     };
     'rounds: while spent < cap {
-        let mut active = false;
         for i in 0..configs.len() {
             if i == runs.len() {
                 // Start configurations lazily, so that tiny budgets are honoured.
-                if totals(&runs).1 + 1 > limits.max_positions {
+                if totals(&runs).1 + dfs.visited.len() as u64 + 1 > limits.max_positions {
                     break 'rounds;
                 }
                 runs.push(BestFirst::new(board, configs[i]));
@@ -356,7 +370,6 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             if runs[i].done {
                 continue;
             }
-            active = true;
             let others = |runs: &[BestFirst]| -> (u64, u64) {
                 let o = runs.iter().enumerate().filter(|(j, _)| *j != i);
                 (
@@ -364,7 +377,9 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                     o.map(|(_, r)| r.visited.len() as u64).sum(),
                 )
             };
-            let (bytes_elsewhere, stored_elsewhere) = others(&runs);
+            let (mut bytes_elsewhere, mut stored_elsewhere) = others(&runs);
+            bytes_elsewhere += dfs.bytes();
+            stored_elsewhere += dfs.visited.len() as u64;
             let r = &mut runs[i];
             let before = r.expanded;
             let target = budget.min(before + (cap - spent));
@@ -379,11 +394,12 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                     let eager = runs[i].cfg.eager;
                     let path = shorten(board, &path, eager);
                     let sol = describe(board, &path, eager);
-                    return finish(&runs, Outcome::Solved, Some(sol), peak, peak_stored);
+                    return finish(&runs, &dfs, Outcome::Solved, Some(sol), peak, peak_stored);
                 }
                 Step::Time => {
                     return finish(
                         &runs,
+                        &dfs,
                         Outcome::Limit(LimitKind::Time),
                         None,
                         peak,
@@ -392,7 +408,7 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                 }
                 Step::Budget => {}
                 // A heuristic run out of room or moves proves nothing; the
-                // complete search below decides.
+                // complete search decides.
                 Step::Exhausted => r.done = true,
                 Step::Limit(_) => break 'rounds,
             }
@@ -400,24 +416,50 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                 break 'rounds;
             }
         }
-        if !active {
-            break;
+        // The complete search's share of the round: it proves small
+        // unsolvable deals early, so they never pay the whole portfolio.
+        let (pb, ps) = portfolio_load(&runs);
+        let until = dfs.stats.expanded + budget / dfs_share.max(1);
+        let step = dfs.resume(
+            until,
+            limits.max_bytes.saturating_sub(pb),
+            limits.max_positions.saturating_sub(ps),
+        );
+        peak = peak.max(pb + dfs.bytes());
+        peak_stored = peak_stored.max(ps + dfs.visited.len() as u64);
+        match step {
+            DfsStep::Done(r) => return merge(r, totals(&runs).0, peak, peak_stored, t0),
+            DfsStep::Budget => {}
+            DfsStep::Squeezed => break 'rounds,
         }
         budget *= 2;
     }
-    let (expanded, _) = totals(&runs);
+    let expanded = totals(&runs).0;
     drop(runs);
-    let mut remaining = *limits;
-    if let Some(s) = limits.max_seconds {
-        remaining.max_seconds = Some((s - t0.elapsed().as_secs_f64()).max(0.0));
+    loop {
+        if let DfsStep::Done(r) = dfs.resume(u64::MAX, u64::MAX, u64::MAX) {
+            return merge(r, expanded, peak, peak_stored, t0);
+        }
     }
-    let mut r = Search::new(board, &remaining).run();
-    r.stats.expanded += expanded;
+}
+
+/// Adds the portfolio's figures to the complete search's result.
+fn merge(
+    mut r: SolveResult,
+    portfolio_expanded: u64,
+    peak: u64,
+    peak_stored: u64,
+    t0: Instant,
+) -> SolveResult {
+    r.stats.expanded += portfolio_expanded;
     r.stats.stored = r.stats.stored.max(peak_stored);
     r.stats.elapsed = t0.elapsed();
     r.stats.peak_bytes = r.stats.peak_bytes.max(peak);
     r
 }
+
+/// The complete search gets 1/DFS_SHARE of each round's quota.
+pub const DFS_SHARE: u64 = 4;
 
 fn totals(runs: &[BestFirst]) -> (u64, u64) {
     (
@@ -449,6 +491,7 @@ pub fn best_first_with(
             weights: *w,
             pruned,
             eager: std::env::var("FCA_EAGER").map_or(true, |e| e == "1"),
+            depth_weight: env_u64("FCA_GW", 0) as i32,
         },
     );
     let step = r.run(cap, limits, t0, 0);
@@ -494,6 +537,7 @@ struct BestFirst {
     cfg: Config,
     variant: crate::variant::Variant,
     nodes: Vec<(crate::board::Packed, u32, Move)>,
+    depth: Vec<u16>,
     heap: std::collections::BinaryHeap<(std::cmp::Reverse<i32>, u32)>,
     visited: Visited,
     expanded: u64,
@@ -518,6 +562,7 @@ impl BestFirst {
             cfg,
             variant: board.variant(),
             nodes: vec![(b.pack(), 0, NO_MOVE)],
+            depth: vec![0],
             heap,
             visited,
             expanded: 0,
@@ -612,9 +657,11 @@ impl BestFirst {
             for k in 0..self.gen.len() {
                 let m = self.gen[k];
                 cur.apply(m);
-                let n = cur.autoplay_with(&mut self.log, self.cfg.eager);
+                let n = cur.autoplay_after(&mut self.log, m, self.cfg.eager);
                 if self.visited.insert(cur.fingerprint()) {
                     self.nodes.push((cur.pack(), idx, m));
+                    let d = self.depth[idx as usize] + 1;
+                    self.depth.push(d);
                     let child = self.nodes.len() - 1;
                     if cur.is_won() {
                         return Step::Solved(self.path(child));
@@ -633,7 +680,10 @@ impl BestFirst {
                         s
                     };
                     debug_assert_eq!(s, score(&cur, &w));
-                    self.heap.push((std::cmp::Reverse(s), child as u32));
+                    self.heap.push((
+                        std::cmp::Reverse(s + self.cfg.depth_weight * d as i32),
+                        child as u32,
+                    ));
                 }
                 cur.undo_autoplay(&mut self.log, n);
                 cur.undo_any(m);
@@ -643,7 +693,14 @@ impl BestFirst {
     }
 }
 
+enum DfsStep {
+    Done(SolveResult),
+    Budget,
+    Squeezed,
+}
+
 struct Search<'a> {
+    started: bool,
     w: [i32; 8],
     cap: u64,
     start: Board,
@@ -661,6 +718,7 @@ struct Search<'a> {
 impl<'a> Search<'a> {
     fn new(board: &Board, limits: &'a Limits) -> Self {
         Search {
+            started: false,
             w: weights(),
             cap: u64::MAX,
             start: board.clone(),
@@ -683,20 +741,21 @@ impl<'a> Search<'a> {
             + (self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
     }
 
-    /// Stores the current position; `Err` when a budget would be exceeded.
-    fn store(&mut self) -> Result<bool, LimitKind> {
+    /// Stores the current position; `Err` when a budget would be exceeded
+    /// (bytes: the smaller of `limits.max_bytes` and `soft_bytes`).
+    fn store(&mut self, soft_bytes: u64, soft_positions: u64) -> Result<bool, LimitKind> {
         let fp = self.b.fingerprint();
         if self.visited.contains(&fp) {
             return Ok(false);
         }
-        if self.visited.len() as u64 >= self.limits.max_positions {
+        if self.visited.len() as u64 >= self.limits.max_positions.min(soft_positions) {
             return Err(LimitKind::Positions);
         }
         if self.visited.len() == self.visited.capacity() {
             // Growing allocates the new table while the old one still lives.
             let now = self.bytes();
             let grown = set_bytes((self.visited.capacity() * 2).max(64));
-            if now + grown > self.limits.max_bytes {
+            if now + grown > self.limits.max_bytes.min(soft_bytes) {
                 return Err(LimitKind::Bytes);
             }
             self.stats.peak_bytes = self.stats.peak_bytes.max(now + grown);
@@ -715,7 +774,7 @@ impl<'a> Search<'a> {
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
             self.b.apply(m);
-            let n = self.b.autoplay(&mut self.auto_log);
+            let n = self.b.autoplay_after(&mut self.auto_log, m, false);
             if !self.visited.contains(&self.b.fingerprint()) {
                 let s = if self.b.is_won() {
                     i32::MIN
@@ -757,18 +816,36 @@ impl<'a> Search<'a> {
     }
 
     fn run(mut self) -> SolveResult {
-        let root_autos = self.b.autoplay(&mut self.auto_log);
-        if let Err(k) = self.store() {
-            return self.finish(Outcome::Limit(k), None);
-        }
-        if self.b.is_won() {
-            let sol = self.build_solution();
-            return self.finish(Outcome::Solved, Some(sol));
-        }
-        self.expand(None, root_autos);
         loop {
+            if let DfsStep::Done(r) = self.resume(u64::MAX, u64::MAX, u64::MAX) {
+                return r;
+            }
+        }
+    }
+
+    /// Starts or continues the search until `expanded >= until`. Positions
+    /// and bytes are bounded by `limits`, and additionally by `soft_bytes`
+    /// while other searches share the budget: exceeding that pauses
+    /// (`Squeezed`) without losing the position, to be resumed later.
+    fn resume(&mut self, until: u64, soft_bytes: u64, soft_positions: u64) -> DfsStep {
+        if !self.started {
+            self.started = true;
+            let root_autos = self.b.autoplay(&mut self.auto_log);
+            if let Err(k) = self.store(u64::MAX, u64::MAX) {
+                return DfsStep::Done(self.finish(Outcome::Limit(k), None));
+            }
+            if self.b.is_won() {
+                let sol = self.build_solution();
+                return DfsStep::Done(self.finish(Outcome::Solved, Some(sol)));
+            }
+            self.expand(None, root_autos);
+        }
+        loop {
+            if self.stats.expanded >= until {
+                return DfsStep::Budget;
+            }
             let Some(top) = self.frames.last_mut() else {
-                return self.finish(Outcome::Unsolvable, None);
+                return DfsStep::Done(self.finish(Outcome::Unsolvable, None));
             };
             if top.next == top.start {
                 // Exhausted: back up.
@@ -783,8 +860,8 @@ impl<'a> Search<'a> {
             top.next -= 1;
             let (_, m) = self.children[top.next];
             self.b.apply(m);
-            let n = self.b.autoplay(&mut self.auto_log);
-            match self.store() {
+            let n = self.b.autoplay_after(&mut self.auto_log, m, false);
+            match self.store(soft_bytes, soft_positions) {
                 Ok(true) => {}
                 Ok(false) => {
                     self.b.undo_autoplay(&mut self.auto_log, n);
@@ -794,7 +871,17 @@ impl<'a> Search<'a> {
                 Err(k) => {
                     self.b.undo_autoplay(&mut self.auto_log, n);
                     self.b.undo_any(m);
-                    return self.finish(Outcome::Limit(k), None);
+                    let squeezed = match k {
+                        LimitKind::Bytes => soft_bytes < self.limits.max_bytes,
+                        LimitKind::Positions => soft_positions < self.limits.max_positions,
+                        LimitKind::Time => false,
+                    };
+                    if squeezed {
+                        // Not this search's own limit: retry this child later.
+                        self.frames.last_mut().unwrap().next += 1;
+                        return DfsStep::Squeezed;
+                    }
+                    return DfsStep::Done(self.finish(Outcome::Limit(k), None));
                 }
             }
             if self.b.is_won() {
@@ -805,13 +892,13 @@ impl<'a> Search<'a> {
                     next: 0,
                 });
                 let sol = self.build_solution();
-                return self.finish(Outcome::Solved, Some(sol));
+                return DfsStep::Done(self.finish(Outcome::Solved, Some(sol)));
             }
             if self.stats.expanded >= self.cap {
-                return self.finish(Outcome::Limit(LimitKind::Positions), None);
+                return DfsStep::Done(self.finish(Outcome::Limit(LimitKind::Positions), None));
             }
             if self.stats.expanded & 1023 == 0 && self.over_time() {
-                return self.finish(Outcome::Limit(LimitKind::Time), None);
+                return DfsStep::Done(self.finish(Outcome::Limit(LimitKind::Time), None));
             }
             self.expand(Some(m), n);
         }
@@ -896,15 +983,12 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
                           notation: &mut Vec<String>,
                           auto: &mut Vec<bool>,
                           single: &mut Option<u32>| {
-        loop {
-            log.clear();
-            // One automatic move at a time, so each is written in its position.
-            let before = b.clone();
-            if b.autoplay_with(&mut log, eager) == 0 {
-                break;
-            }
-            let first = log[0];
-            *b = before;
+        // Play them, take them back, then write each in its own position.
+        log.clear();
+        let n = b.autoplay_with(&mut log, eager);
+        let played: Vec<Move> = log[log.len() - n..].to_vec();
+        b.undo_autoplay(&mut log, n);
+        for first in played {
             notation.push(b.move_to_notation(first));
             b.apply(first);
             moves.push(first);
