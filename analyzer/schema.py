@@ -34,7 +34,7 @@ class Column:
     description: str
     unit: str = ""
 
-    def field(self) -> pa.Field:
+    def field(self) -> pa.Field[pa.DataType]:
         meta = {b"description": self.description.encode(), b"unit": self.unit.encode()}
         return pa.field(self.name, self.type, nullable=self.nullable, metadata=meta)
 

@@ -367,7 +367,7 @@ BOARD_FOUNDATION_ORDER: Final = (2, 0, 1, 3)
 
 # Foundation heights are written the way fc-solve writes them: 0, then the
 # rank of the top card (A 2 .. 9 T J Q K).  Reading also accepts 0..13 and '-'.
-_FOUNDATION_TEXT: Final = ("0",) + tuple(RANKS)
+_FOUNDATION_TEXT: Final = ("0", *tuple(RANKS))
 
 
 def _parse_foundation_height(text: str, line: str) -> int:

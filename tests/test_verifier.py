@@ -623,7 +623,7 @@ def run_position(n_empty_columns: int, free_cells: int, dest_top: str = "") -> P
     ``n_empty_columns`` other empty columns; the rest hold non-fitting cards."""
     fillers = ["AC", "AD", "2C", "2D", "3D"]  # never one higher than a card of RUN
     columns = ["QC " + RUN, dest_top, *([""] * n_empty_columns)]
-    columns += fillers[: 7 - len(columns)] + ["*"]
+    columns += [*fillers[:7 - len(columns)], "*"]
     cells = " ".join(["-"] * free_cells + ["AS", "AH", "4C", "6C"][: 4 - free_cells])
     return make_position(columns, cells)
 
