@@ -447,7 +447,10 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "__version__",
+        concat!(env!("CARGO_PKG_VERSION"), "+src.", env!("FCA_ENGINE_BUILD")),
+    )?;
     m.add_class::<PyBoard>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(deal, m)?)?;

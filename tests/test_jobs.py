@@ -1,0 +1,660 @@
+"""Tests of the batch layer that need no Ray: deal ranges, the run
+configuration, chunk solving/writing/scanning, run directories, status,
+validate and the command line's refusals of bad input (which all happen
+before Ray would start). The Ray runs are in test_jobs_ray.py and
+test_jobs_cluster.py."""
+
+from __future__ import annotations
+
+import argparse
+import doctest
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import analyzer
+import jobs.check
+import jobs.chunks
+import jobs.cli
+import jobs.config
+import jobs.ranges
+import jobs.run
+import jobs.rundir
+from analyzer import _engine
+from analyzer.errors import AnalyzerError, RangeError, VariantError
+from analyzer.schema import COLUMNS, NONDETERMINISTIC, arrow_schema
+from jobs.check import deal_problems, row_problems
+from jobs.chunks import (
+    CHUNKS_DIR,
+    META_KEYS,
+    check_chunk,
+    chunk_name,
+    parse_chunk_name,
+    read_chunk,
+    scan,
+    solve_chunk,
+    write_chunk,
+)
+from jobs.config import Provenance, RunConfig, build_config, parse_cells
+from jobs.errors import ConfigError, RunDirError
+from jobs.ranges import DealRange, merge, parse_deals, split_chunks, subtract
+from jobs.rundir import Manifest, RunRecord, check_output_dir, write_manifest
+from jobs.task import EngineUnavailableError, require_engine
+
+# ---------------------------------------------------------------------------
+# Helpers shared with the Ray tests
+# ---------------------------------------------------------------------------
+
+
+def cli(argv: list[str]) -> int:
+    """Runs a jobs subcommand the way `analyzer.cli.main` will: parser built
+    by `jobs.cli.register`, `AnalyzerError` -> one stderr line, exit 2."""
+    parser = argparse.ArgumentParser(prog="freecell-analyzer")
+    jobs.cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except AnalyzerError as e:
+        print(f"freecell-analyzer: error: {e}", file=sys.stderr)
+        return 2
+    return code
+
+
+def dataset(run_dir: Path) -> pa.Table:
+    """Every row of a run, as pyarrow.dataset reads it (temporary dot-files
+    ignored), sorted by deal and cells, without machine-dependent columns."""
+    table = ds.dataset(run_dir / CHUNKS_DIR, format="parquet").to_table()
+    keep = [c.name for c in COLUMNS if c.name not in NONDETERMINISTIC]
+    return table.select(keep).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
+
+
+def reference(deals: DealRange, config: RunConfig) -> pa.Table:
+    """The rows a run must produce, computed here without Ray or files."""
+    t = solve_chunk(deals.start, deals.end, config)
+    keep = [c.name for c in COLUMNS if c.name not in NONDETERMINISTIC]
+    return t.select(keep).replace_schema_metadata(None)
+
+
+def make_run_dir(path: Path, deals: str, config: RunConfig, chunk_size: int) -> Path:
+    """A run directory written without Ray: run.json and every chunk."""
+    path.mkdir(parents=True, exist_ok=True)
+    ranges = parse_deals(deals)
+    m = Manifest(config, ranges, chunk_size, Provenance.current(), ["test"], [RunRecord("2026-01-01T00:00:00Z")])
+    write_manifest(path, m)
+    for r in split_chunks(ranges, chunk_size):
+        write_chunk(path, solve_chunk(r.start, r.end, config))
+    return path
+
+
+def tree(path: Path) -> list[tuple[str, int, int]]:
+    """Names, sizes and mtimes under `path`: to prove nothing was written."""
+    if path.is_file():
+        st_ = path.stat()
+        return [(path.name, st_.st_size, st_.st_mtime_ns)]
+    return sorted(
+        (str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")
+    )
+
+
+FAST = build_config(max_positions=50_000)
+
+
+@pytest.fixture(scope="module")
+def fast_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_run_dir(tmp_path_factory.mktemp("fast") / "run", "1-12", FAST, 5)
+
+
+# ---------------------------------------------------------------------------
+# Doctests of the jobs modules
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "module", [jobs.ranges, jobs.config, jobs.chunks, jobs.rundir, jobs.run, jobs.check], ids=lambda m: m.__name__
+)
+def test_doctests(module: object) -> None:
+    result = doctest.testmod(module)  # type: ignore[arg-type]
+    assert result.failed == 0 and result.attempted > 0
+
+
+# ---------------------------------------------------------------------------
+# Ranges
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1-32000", [(1, 32000)]),
+        ("11982", [(11982, 11982)]),
+        ("1-1000,5000-6000", [(1, 1000), (5000, 6000)]),
+        (" 5000-6000 , 1-1000 ", [(1, 1000), (5000, 6000)]),
+        ("1-10,11-20", [(1, 20)]),
+        ("8589934591", [(8589934591, 8589934591)]),
+    ],
+)
+def test_parse_deals(text: str, expected: list[tuple[int, int]]) -> None:
+    assert [(r.start, r.end) for r in parse_deals(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("0-5", "'0-5': deal 0 is out of range"),
+        ("5-1", "'5-1' is reversed"),
+        ("abc", "'abc' is not a deal range"),
+        ("8589934592", "deal 8589934592 is out of range"),
+        ("1-8589934592", "deal 8589934592 is out of range"),
+        ("", "no deals given"),
+        ("1,,2", "'' in '1,,2' is not a deal range"),
+        ("-5", "'-5' is not a deal range"),
+        ("1-100,50-60", "'1-100' and '50-60' overlap (deals 50-60)"),
+        ("7,7", "'7' and '7' overlap"),
+        ("1.5", "'1.5' is not a deal range"),
+    ],
+)
+def test_parse_deals_rejects(text: str, needle: str) -> None:
+    with pytest.raises(RangeError) as e:
+        parse_deals(text)
+    assert needle in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+range_lists = st.lists(
+    st.tuples(st.integers(1, 300), st.integers(0, 40)).map(lambda t: DealRange(t[0], t[0] + t[1])), max_size=6
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(range_lists, range_lists, st.integers(1, 37))
+def test_range_arithmetic(a: list[DealRange], b: list[DealRange], size: int) -> None:
+    deals_a = {n for r in a for n in r.deals()}
+    deals_b = {n for r in b for n in r.deals()}
+    assert {n for r in merge(a) for n in r.deals()} == deals_a
+    assert {n for r in subtract(a, b) for n in r.deals()} == deals_a - deals_b
+    chunks = split_chunks(a, size)
+    seen = [n for r in chunks for n in r.deals()]
+    assert sorted(seen) == sorted(deals_a)  # every deal exactly once
+    for r in chunks:  # on the fixed grid: one block of `size` each
+        assert (r.start - 1) // size == (r.end - 1) // size
+
+
+def test_split_chunks_grid_is_stable() -> None:
+    assert split_chunks(parse_deals("1-2000"), 1000)[0] == split_chunks(parse_deals("1-1000"), 1000)[0]
+    assert [str(r) for r in split_chunks(parse_deals("995-1003"), 1000)] == ["995-1000", "1001-1003"]
+
+
+# ---------------------------------------------------------------------------
+# Configuration
+# ---------------------------------------------------------------------------
+
+
+def test_config_json_and_hash() -> None:
+    c = build_config("freecell", cells="0-5", max_positions=1000)
+    d = json.loads(c.canonical_json())
+    assert set(d) == {"variant", "cells", "min_cells", "limits"}  # DESIGN.md "Runs on disk"
+    assert d["cells"] == [0, 1, 2, 3, 4, 5] and d["min_cells"] is False
+    assert d["variant"] == analyzer.Variant.named("freecell").as_dict()
+    assert d["limits"] == {"max_positions": 1000, "max_bytes": 2**30, "max_seconds": None}
+    assert RunConfig.from_dict(d) == c
+    assert c.config_hash() == build_config("FreeCell", cells="0-5", max_positions=1000).config_hash()
+    assert c.config_hash() != build_config("freecell", cells="0-4", max_positions=1000).config_hash()
+    assert c.config_hash() != build_config("freecell", cells="0-5", move_rule="doubling").config_hash()
+    assert "fail_deals" not in d
+    assert json.loads(build_config(fail_deals=[9, 3]).canonical_json())["fail_deals"] == [3, 9]
+
+
+def test_min_cells_config() -> None:
+    c = build_config("freecell", min_cells=True)
+    assert c.min_cells and c.cells == tuple(range(0, 9)) and c.rows_per_deal() is None
+    assert build_config("seahaven_towers", min_cells=True, max_cells=5).cells == (2, 3, 4, 5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"variant": "klondike"}, VariantError, "unknown variant 'klondike'"),
+        ({"move_rule": "fast"}, VariantError, "unknown move rule 'fast'"),
+        ({"cells": "5-1"}, ConfigError, "'5-1' is reversed"),
+        ({"cells": "11"}, ConfigError, "at most 10 cells"),
+        ({"cells": "x"}, ConfigError, "'x' is not a number of cells"),
+        ({"variant": "eight_off", "cells": "2"}, ConfigError, "eight_off deals 4 cards to cells"),
+        ({"cells": "4", "min_cells": True}, ConfigError, "cannot be used together"),
+        ({"max_cells": 5}, ConfigError, "--max-cells needs --min-cells"),
+        ({"max_positions": 0}, ConfigError, "--max-positions must be at least 1"),
+        ({"max_seconds": -1.0}, ConfigError, "--max-seconds must be positive"),
+    ],
+)
+def test_config_rejects(kwargs: dict[str, object], error: type[Exception], needle: str) -> None:
+    with pytest.raises(error) as e:
+        build_config(**kwargs)  # type: ignore[arg-type]
+    assert needle in str(e.value)
+
+
+def test_parse_cells() -> None:
+    assert parse_cells("4") == (4,)
+    assert parse_cells("0-5") == (0, 1, 2, 3, 4, 5)
+
+
+def test_task_memory_follows_limits() -> None:
+    small, big = build_config(max_bytes=2**20), build_config(max_bytes=2**32)
+    assert small.task_memory() < big.task_memory()
+    assert big.task_memory() > 2**32  # the budget plus overhead
+
+
+def test_provenance() -> None:
+    p = Provenance.current()
+    assert p.package_version == analyzer.__version__
+    assert p.engine_version == _engine.__version__
+    assert p.git_commit == "" or len(p.git_commit) == 40
+
+
+# ---------------------------------------------------------------------------
+# Chunks
+# ---------------------------------------------------------------------------
+
+
+def test_solve_chunk_matches_the_engine() -> None:
+    config = build_config(cells="3-4", max_positions=50_000)
+    table = solve_chunk(1, 6, config)
+    assert table.schema.remove_metadata().equals(arrow_schema(), check_metadata=True)
+    rows = table.to_pylist()
+    assert [(r["deal_number"], r["cells"]) for r in rows] == [(n, k) for n in range(1, 7) for k in (3, 4)]
+    for k in (3, 4):
+        direct = analyzer.solve_range(1, 7, cells=k, limits=config.limits)
+        for r, d in zip([r for r in rows if r["cells"] == k], direct, strict=True):
+            assert r["outcome"] == d.outcome and r["variant"] == "freecell" and r["move_rule"] == "product"
+            assert r["solution"] == (" ".join(d.solution) if d.outcome == "solved" else None)
+            assert r["solution_length_single"] == d.solution_length_single
+            assert r["solution_length_multi"] == d.solution_length_multi
+            assert r["positions_expanded"] == d.positions_expanded
+            assert r["positions_stored"] == d.positions_stored
+            assert r["min_cells"] is None and r["error"] is None
+    meta = table.schema.metadata
+    assert {k.decode() for k in meta} >= set(META_KEYS)
+    assert meta[b"fca.config"].decode() == config.canonical_json()
+    assert meta[b"fca.config_hash"].decode() == config.config_hash()
+    assert (meta[b"fca.deal_start"], meta[b"fca.deal_end"]) == (b"1", b"6")
+
+
+def test_solve_chunk_min_cells() -> None:
+    config = build_config(min_cells=True, max_cells=6, max_positions=20_000)
+    rows = solve_chunk(1, 5, config).to_pylist()
+    for n in range(1, 6):
+        m = analyzer.min_cells(n, max_cells=6, limits=config.limits)
+        mine = [r for r in rows if r["deal_number"] == n]
+        assert [r["cells"] for r in mine] == [r.cells for r in m.results]
+        assert [r["outcome"] for r in mine] == [r.outcome for r in m.results]
+        assert {r["min_cells"] for r in mine} == {m.min_cells}
+        assert deal_problems(n, mine, config) == []
+
+
+def test_injected_failures_become_error_rows() -> None:
+    config = build_config(max_positions=50_000, fail_deals=[2, 4])
+    rows = solve_chunk(1, 5, config).to_pylist()
+    errors = {r["deal_number"]: r["error"] for r in rows if r["outcome"] == "error"}
+    assert set(errors) == {2, 4}
+    assert "injected failure for deal 2" in errors[2]
+    assert all(r["outcome"] != "error" for r in rows if r["deal_number"] in (1, 3, 5))
+    mc = build_config(min_cells=True, max_cells=5, max_positions=20_000, fail_deals=[3])
+    rows = solve_chunk(3, 4, mc).to_pylist()
+    assert [r["outcome"] for r in rows if r["deal_number"] == 3] == ["error"]
+    assert all(row_problems(r, mc) == [] for r in rows)
+
+
+def test_write_chunk_is_atomic_and_readable(tmp_path: Path) -> None:
+    t = solve_chunk(10, 14, FAST)
+    path = write_chunk(tmp_path, t)
+    assert path.name == "deals-0000000010-0000000014.parquet" == chunk_name(DealRange(10, 14))
+    assert parse_chunk_name(path.name) == DealRange(10, 14)
+    assert [p.name for p in (tmp_path / CHUNKS_DIR).iterdir()] == [path.name]  # no temporary left
+    assert read_chunk(path).equals(t)
+    assert pq.ParquetFile(path).metadata.row_group(0).column(0).compression == "ZSTD"
+    info = check_chunk(path, FAST)
+    assert info.deals == DealRange(10, 14) and info.rows == 5
+    # the Parquet field metadata carries the column descriptions and units
+    field = pq.read_schema(path).field("elapsed_s")
+    assert field.metadata is not None and field.metadata[b"unit"] == b"seconds"
+
+
+def test_chunk_names() -> None:
+    assert parse_chunk_name(".deals-0000000001-0000000005.1234abcd.parquet.tmp") is None
+    assert parse_chunk_name("deals-0000000005-0000000001.parquet") is None
+    assert parse_chunk_name("deals-0000000000-0000000001.parquet") is None
+    assert parse_chunk_name("deals-1-5.parquet") is None
+
+
+def corrupt_middle(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    mid = len(data) // 2
+    data[mid : mid + 64] = bytes(b ^ 0x5A for b in data[mid : mid + 64])
+    path.write_bytes(bytes(data))
+
+
+def test_scan_finds_bad_chunks(tmp_path: Path) -> None:
+    run = make_run_dir(tmp_path / "run", "1-20", FAST, 5)
+    chunks = run / CHUNKS_DIR
+    truncated, corrupted, renamed, other = sorted(chunks.iterdir())
+    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 2])
+    corrupt_middle(corrupted)
+    renamed.rename(chunks / "deals-0000000016-0000000019.parquet")  # name and content disagree
+    foreign = write_chunk(tmp_path / "x", solve_chunk(21, 22, build_config(cells="3", max_positions=50_000)))
+    foreign.rename(chunks / "deals-0000000021-0000000022.parquet")  # another configuration
+    (chunks / ".deals-0000000001-0000000005.abcd1234.parquet.tmp").write_bytes(b"partial")
+    (chunks / "notes.txt").write_text("hi")
+
+    found = scan(run, FAST)
+    assert [c.path for c in found.complete] == [other]
+    reasons = {b.path.name: b.reason for b in found.bad}
+    assert "unreadable" in reasons[truncated.name]
+    assert corrupted.name in reasons  # caught by the page checksums or the decoder
+    assert "metadata says deals 11-15" in reasons["deals-0000000016-0000000019.parquet"]
+    assert "differs from the run's" in reasons["deals-0000000021-0000000022.parquet"]
+    assert [p.name for p in found.temp_files] == [".deals-0000000001-0000000005.abcd1234.parquet.tmp"]
+    assert [p.name for p in found.other_files] == ["notes.txt"]
+    assert found.covered() == (DealRange(16, 20),)
+    assert (chunks / found.temp_files[0].name).exists()  # a read-only scan leaves it
+    scan(run, FAST, remove_temp=True)
+    assert not (chunks / found.temp_files[0].name).exists()
+
+
+def test_scan_checks_rows(tmp_path: Path) -> None:
+    t = solve_chunk(1, 4, FAST)
+    missing_deal = t.filter(pc.field("deal_number") != 3)
+    path = write_chunk(tmp_path, missing_deal)
+    with pytest.raises(jobs.chunks.ChunkInvalid, match="1 deals have no row"):
+        check_chunk(path, FAST)
+    doubled = pa.concat_tables([t, t.slice(0, 1)]).sort_by([("deal_number", "ascending")])
+    path = write_chunk(tmp_path, doubled)
+    with pytest.raises(jobs.chunks.ChunkInvalid, match="deal 1 with 4 cells appears more than once"):
+        check_chunk(path, FAST)
+
+
+# ---------------------------------------------------------------------------
+# Run directories, status, validate
+# ---------------------------------------------------------------------------
+
+
+def test_check_output_dir(tmp_path: Path) -> None:
+    assert check_output_dir(tmp_path / "new", FAST) is None
+    (tmp_path / "empty").mkdir()
+    assert check_output_dir(tmp_path / "empty", FAST) is None
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(RunDirError, match="is a file"):
+        check_output_dir(f, FAST)
+    with pytest.raises(RunDirError, match="is a file"):
+        check_output_dir(f / "sub", FAST)
+    (tmp_path / "stuff").mkdir()
+    (tmp_path / "stuff" / "a.txt").write_text("x")
+    with pytest.raises(RunDirError, match="not empty and not a run directory"):
+        check_output_dir(tmp_path / "stuff", FAST)
+    run = make_run_dir(tmp_path / "run", "1-3", FAST, 5)
+    assert check_output_dir(run, FAST) is not None
+    with pytest.raises(RunDirError, match=r"another configuration \(cells \[4\] here vs \[3\] asked\)"):
+        check_output_dir(run, build_config(cells="3", max_positions=50_000))
+
+
+def test_manifest_round_trip(fast_dir: Path) -> None:
+    m = jobs.rundir.load_manifest(fast_dir)
+    assert m is not None
+    raw = json.loads((fast_dir / "run.json").read_text())
+    assert set(raw) >= {
+        "schema_version", "package_version", "engine_version", "git_commit",
+        "config", "config_hash", "deals", "chunk_size", "command", "runs",
+    }  # fmt: skip
+    assert raw["deals"] == "1-12" and raw["chunk_size"] == 5
+    assert Manifest.from_json(m.to_json()).to_json() == m.to_json()
+    raw["config"]["cells"] = [3]
+    with pytest.raises(RunDirError, match="is not the sha256 of its config"):
+        Manifest.from_json(json.dumps(raw))
+
+
+def test_status_and_validate_complete(fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["status", str(fast_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "coverage: 12/12 deals (100.0%)" in out and "status: complete" in out
+    assert cli(["validate", str(fast_dir), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "result: valid and complete" in out
+    assert "every" in out and "0 rejected" in out
+
+
+def test_status_and_validate_incomplete(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run_dir(tmp_path / "run", "1-15", FAST, 5)
+    (run / CHUNKS_DIR / "deals-0000000006-0000000010.parquet").unlink()
+    bad = run / CHUNKS_DIR / "deals-0000000011-0000000015.parquet"
+    bad.write_bytes(bad.read_bytes()[:100])
+    assert cli(["status", str(run)]) == 3
+    out = capsys.readouterr().out
+    assert "missing: 10 deals: 6-15" in out and "invalid deals-0000000011-0000000015.parquet" in out
+    assert cli(["validate", str(run)]) == 3
+    out = capsys.readouterr().out
+    assert "invalid deals-0000000011-0000000015.parquet: unreadable" in out
+    assert "result: incomplete (exit 3)" in out
+
+
+def test_validate_catches_wrong_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run_dir(tmp_path / "run", "1-10", FAST, 5)
+    path = run / CHUNKS_DIR / "deals-0000000001-0000000005.parquet"
+    t = read_chunk(path)
+    rows = t.to_pylist()
+    solved = next(i for i, r in enumerate(rows) if r["outcome"] == "solved")
+    deal = rows[solved]["deal_number"]
+    moves = rows[solved]["solution"].split()
+    rows[solved]["solution"] = " ".join(moves[:-1])  # one move short: legal, but not won
+    rows[solved]["solution_length_multi"] = len(moves) - 1
+    write_chunk(run, pa.Table.from_pylist(rows, schema=t.schema))
+    write_chunk(run, solve_chunk(5, 7, FAST))  # overlaps both chunks: deals twice
+    assert cli(["validate", str(run), "--all"]) == 1
+    out = capsys.readouterr().out
+    assert f"PROBLEM replay: deal {deal} with 4 cells: the verifier rejects the solution" in out
+    assert "PROBLEM duplicates" in out and "overlap" in out
+
+
+def test_row_and_deal_invariants() -> None:
+    base = {
+        "deal_number": 7, "cells": 4, "variant": "freecell", "move_rule": "product", "outcome": "solved",
+        "limit_reason": None, "solution": "3a 3h", "solution_length_single": 2, "solution_length_multi": 2,
+        "positions_expanded": 1, "positions_stored": 1, "peak_bytes": 1, "elapsed_s": 0.0,
+        "min_cells": None, "error": None,
+    }  # fmt: skip
+    assert row_problems(base, FAST) == []
+    cases: list[tuple[dict[str, object], str]] = [
+        ({"solution": None}, "solved but has no solution"),
+        ({"solution_length_multi": 3}, "solution has 2 moves but solution_length_multi is 3"),
+        ({"outcome": "unsolvable"}, "unsolvable but has a solution"),
+        ({"outcome": "limit", "solution": None, "solution_length_single": None, "solution_length_multi": None},
+         "limit without a reason"),
+        ({"outcome": "error", "solution": None, "solution_length_single": None, "solution_length_multi": None},
+         "error without a message"),
+        ({"variant": "bakers_game"}, "variant 'bakers_game', the run's is 'freecell'"),
+        ({"min_cells": 3}, "min_cells 3 in a run that did not ask for it"),
+        ({"outcome": "won"}, "unknown outcome 'won'"),
+    ]  # fmt: skip
+    for change, needle in cases:
+        problems = row_problems({**base, **change}, FAST)
+        assert any(needle in p for p in problems), (change, problems)
+        assert all(p.startswith("deal 7 with 4 cells") for p in problems)
+    lose = [{**base, "cells": 3, "outcome": "solved"}, {**base, "cells": 4, "outcome": "unsolvable"}]
+    assert "more cells cannot lose a deal" in deal_problems(7, lose, FAST)[0]
+    mc = build_config(min_cells=True, max_cells=5)
+    rows = [
+        {**base, "cells": k, "outcome": o, "min_cells": 2}
+        for k, o in [(0, "unsolvable"), (1, "solved"), (2, "solved")]
+    ]
+    assert any("1 cells is solved, not unsolvable" in p for p in deal_problems(7, rows, mc))
+
+
+def test_status_needs_a_run_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["status", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == f"freecell-analyzer: error: {tmp_path} is not a run directory: it has no run.json"
+    assert cli(["validate", str(tmp_path / "nope")]) == 2
+
+
+# ---------------------------------------------------------------------------
+# The command line: bad input -> one line, exit 2, nothing written (no Ray)
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_ray(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fails the test if `run` gets as far as starting Ray."""
+
+    def refuse(address: str | None) -> bool:
+        raise AssertionError("Ray was started for bad input")
+
+    monkeypatch.setattr(jobs.run, "connect", refuse)
+    yield
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["0-5"], "'0-5': deal 0 is out of range"),
+        (["5-1"], "'5-1' is reversed"),
+        (["abc"], "'abc' is not a deal range"),
+        (["8589934592"], "deal 8589934592 is out of range"),
+        (["1-10", "--variant", "klondike"], "unknown variant 'klondike'"),
+        (["1-10", "--cells", "9-3"], "--cells '9-3' is reversed"),
+        (["1-10", "--max-positions", "0"], None),  # argparse: exits 2 itself
+    ],
+)
+def test_run_rejects_bad_input(
+    tmp_path: Path, args: list[str], needle: str | None, no_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    if needle is None:
+        with pytest.raises(SystemExit) as e:
+            cli(["run", *args, "--out", str(out)])
+        assert e.value.code == 2
+    else:
+        assert cli(["run", *args, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("freecell-analyzer: error: ") and needle in err
+    assert not out.exists()
+
+
+def test_run_refuses_a_file(tmp_path: Path, no_ray: None, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "results.parquet"
+    f.write_bytes(b"not a directory")
+    before = tree(tmp_path)
+    assert cli(["run", "1-10", "--out", str(f)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert tree(tmp_path) == before
+
+
+def test_run_refuses_another_configuration(
+    fast_dir: Path, no_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree(fast_dir)
+    assert cli(["run", "1-12", "--out", str(fast_dir), "--cells", "3", "--max-positions", "50000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds a run of another configuration" in err
+    assert tree(fast_dir) == before
+
+
+def test_run_with_nothing_to_do_needs_no_ray(fast_dir: Path, no_ray: None) -> None:
+    assert cli(["run", "1-12", "--out", str(fast_dir), "--max-positions", "50000"]) == 0
+    m = jobs.rundir.load_manifest(fast_dir)
+    assert m is not None and m.runs[-1].status == "complete"
+
+
+def test_python_m_jobs_run_reports_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert jobs.run.main(["0-5", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == "freecell-analyzer: error: deal range '0-5': deal 0 is out of range: Microsoft deals are numbered 1..8589934591\n"
+
+
+@pytest.mark.parametrize("command", ["run", "status", "validate"])
+def test_help_documents_exit_codes(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli([command, "--help"])
+    out = capsys.readouterr().out
+    assert "exit status:" in out and "examples:" in out
+    codes = {"run": "0 1 2 3 130", "status": "0 2 3 130", "validate": "0 1 2 3 130"}[command]
+    for code in codes.split():
+        assert f"\n  {code} " in out
+    assert "--fail-deals" not in out
+
+
+# ---------------------------------------------------------------------------
+# Pieces of the driver that need no cluster
+# ---------------------------------------------------------------------------
+
+
+def test_missing_engine_fails_with_shipping_advice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "analyzer._engine", None)  # the import now fails
+    with pytest.raises(EngineUnavailableError) as e:
+        require_engine()
+    assert "runtime_env" in str(e.value) or "runtime-env" in str(e.value)
+    assert "pip install" in str(e.value)
+    assert jobs.run.classify_failure(e.value) == "environment"
+
+
+def test_engine_version_mismatch() -> None:
+    with pytest.raises(EngineUnavailableError, match=r"but the driver has 0\.0\.0-other"):
+        require_engine("0.0.0-other")
+    assert require_engine(_engine.__version__) == _engine.__version__
+
+
+def test_failure_kinds() -> None:
+    from ray import exceptions as rex
+
+    classify = jobs.run.classify_failure
+    assert classify(rex.WorkerCrashedError()) == "system"
+    assert classify(rex.NodeDiedError("n")) == "system"  # type: ignore[no-untyped-call]
+    assert classify(rex.RayTaskError("f", "tb", ValueError("bug"))) == "application"  # type: ignore[no-untyped-call]
+    bad_install = rex.RayTaskError("f", "tb", ModuleNotFoundError("jobs"))  # type: ignore[no-untyped-call]
+    assert classify(bad_install) == "environment"
+
+
+def test_progress_lines() -> None:
+    stream = io.StringIO()
+    p = jobs.run.Progress(100, 20, {"solved": 20}, interval=3600, stream=stream)
+    assert p.bar is None  # not a terminal
+    p.advance(30, {"solved": 29, "limit": 1})
+    assert stream.getvalue() == ""  # not yet due
+    p.tick(force=True)
+    line = stream.getvalue()
+    assert "50/100 deals (50.0%)" in line and "deals/s" in line and "ETA" in line
+    assert "solved 49 unsolvable 0 limit 1 error 0" in line
+
+
+def test_parse_bytes() -> None:
+    assert jobs.run.parse_bytes("512M") == 512 * 2**20
+    assert jobs.run.parse_bytes("2GiB") == 2 * 2**30
+    with pytest.raises(argparse.ArgumentTypeError, match="'lots' is not a size"):
+        jobs.run.parse_bytes("lots")
+
+
+def test_chunk_files_are_hidden_while_written(tmp_path: Path) -> None:
+    """Readers glob chunks/*.parquet: a temporary file never matches."""
+    run = make_run_dir(tmp_path / "run", "1-5", FAST, 5)
+    (run / CHUNKS_DIR / ".deals-0000000006-0000000010.ab12cd34.parquet.tmp").write_bytes(b"PAR1 partial")
+    assert dataset(run).num_rows == 5
+    import duckdb
+
+    rel = duckdb.sql(f"SELECT count(*) FROM '{run / CHUNKS_DIR}/*.parquet'")
+    assert rel is not None
+    rows = rel.fetchall()
+    assert rows == [(5,)]
+
+
+def test_env_is_clean() -> None:
+    """The jobs package imports no Ray at import time (status/validate work without it)."""
+    code = "import sys, jobs.cli, jobs.check; print('ray' in sys.modules)"
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    assert out.stdout.strip() == "False"
