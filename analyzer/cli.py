@@ -278,7 +278,7 @@ def _add_deal(subparsers: Subparsers) -> None:
 freecell-analyzer deal 617
 freecell-analyzer deal 617 --format rows
 freecell-analyzer deal 6000000000 --variant seahaven_towers --format json
-freecell-analyzer deal 1 --cells 3 > board.txt
+freecell-analyzer deal 1 --cells 3 --format text > board.txt
 """,
     )
     p.add_argument("deal", metavar="N", help="deal number, 1..8589934591")
@@ -286,8 +286,9 @@ freecell-analyzer deal 1 --cells 3 > board.txt
     p.add_argument(
         "--format",
         choices=("text", "rows", "json"),
-        default="text",
-        help="output format (default: text)",
+        default="rows",
+        help="rows: the columns, deepest card first, as REFERENCE.md prints deals (default); "
+        "text: fc-solve board text (Foundations/Freecells lines); json",
     )
     p.set_defaults(func=_cmd_deal)
 

@@ -86,8 +86,13 @@ def test_deal_617_rows_is_the_reference_vector() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, DEAL_617_ROWS, "")
 
 
-def test_deal_default_format_is_board_text() -> None:
+def test_deal_default_format_is_the_reference_vector() -> None:
     done = run("deal", "617")
+    assert (done.returncode, done.stdout, done.stderr) == (0, DEAL_617_ROWS, "")
+
+
+def test_deal_text_format_is_board_text() -> None:
+    done = run("deal", "617", "--format", "text")
     assert done.returncode == 0
     assert done.stdout == str(analyzer.deal(617))
     assert done.stdout.startswith("Foundations: H-0 C-0 D-0 S-0\nFreecells:  -  -  -  -\n: 7D TD TH")
