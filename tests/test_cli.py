@@ -118,7 +118,7 @@ def test_deal_json() -> None:
 
 
 def test_deal_with_cells() -> None:
-    done = run("deal", "1", "--cells", "2")
+    done = run("deal", "1", "--cells", "2", "--format", "text")
     assert done.returncode == 0
     assert "Freecells:  -  -\n" in done.stdout
 
