@@ -550,13 +550,13 @@ def run(
 
 
 def _cancel(pending: dict[ObjectRef[ChunkSummary], _InFlight]) -> None:
-    import ray
-
-    for ref in pending:
-        try:
-            ray.cancel(ref, force=True)
-        except Exception:
-            log.debug("cancel failed", exc_info=True)
+    """Abandons the tasks in flight. They are not `ray.cancel`-ed: a reply
+    racing the cancellation can abort the driver inside Ray's core worker
+    ("Tried to complete task that was not pending", seen with Ray 2.60),
+    which would replace our exit code. Tasks share the fate of their owner,
+    so they end when this driver disconnects; a chunk they finish before
+    that is complete and valid (written under a temporary name, renamed when
+    done), and the next run keeps it."""
     pending.clear()
 
 
