@@ -241,3 +241,16 @@ def test_cli(runs: FixtureRuns, published: Path, tmp_path: Path, capsys: pytest.
     (copy / "provenance" / "run.json").write_text("{}")
     assert publish.main(["--validate", str(copy)]) == 1  # python -m reports.publish --validate
     assert "provenance/run.json: sha256 differs" in capsys.readouterr().out
+
+
+def test_validate_subcommand_checks_a_published_dataset(
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from analyzer import cli as main_cli
+
+    assert main_cli.main(["validate", str(published)]) == 0
+    assert "valid" in capsys.readouterr().out
+    copy = writable_copy(published, tmp_path / "1.0.0")
+    (copy / "CITATION.cff").write_text("tampered\n")
+    assert main_cli.main(["validate", str(copy)]) == 1
+    assert "CITATION.cff: sha256 differs" in capsys.readouterr().out
