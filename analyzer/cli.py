@@ -46,15 +46,20 @@ from ._api import (
     min_cells,
     solve,
 )
-from .errors import AnalyzerError, BoardError, DealNumberError, EngineError
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    AnalyzerError,
+    BoardError,
+    DealNumberError,
+    EngineError,
+)
 
 PROG = "freecell-analyzer"
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INCOMPLETE = 3
-EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = """\
 exit codes:

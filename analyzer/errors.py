@@ -6,6 +6,15 @@ classes. Messages name the bad input.
 
 from __future__ import annotations
 
+from typing import Final
+
+# Exit codes of every command (docs/DESIGN.md, "Exit codes"), defined once.
+EXIT_OK: Final = 0
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INCOMPLETE: Final = 3
+EXIT_INTERRUPTED: Final = 130
+
 
 class AnalyzerError(ValueError):
     """Base of the package's input errors."""
@@ -44,6 +53,11 @@ class EngineError(RuntimeError):
 
 
 __all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
     "AnalyzerError",
     "BoardError",
     "CardError",

@@ -27,6 +27,7 @@ from typing import Final
 import pyarrow as pa
 
 from analyzer import verifier
+from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
 from analyzer.schema import OUTCOMES
 
 from .chunks import ChunkInfo, Scan, scan
@@ -34,9 +35,8 @@ from .config import RunConfig
 from .ranges import DealRange, count, format_deals, intersect, subtract
 from .rundir import Manifest, require_run_dir
 
-EXIT_OK: Final = 0
-EXIT_INVALID: Final = 1
-EXIT_INCOMPLETE: Final = 3
+#: Complete chunks hold wrong data.
+EXIT_INVALID: Final = EXIT_FAILURE
 
 #: Solutions replayed by ``validate`` without ``--all``.
 DEFAULT_SAMPLE: Final = 100

@@ -30,7 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, TextIO
 
-from analyzer.errors import AnalyzerError
+from analyzer.errors import (
+    EXIT_FAILURE,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    AnalyzerError,
+)
 from analyzer.schema import OUTCOMES
 
 from .chunks import scan
@@ -44,11 +51,6 @@ if TYPE_CHECKING:
     from ray import ObjectRef
 
 #: Exit codes (docs/DESIGN.md, "Exit codes").
-EXIT_OK: Final = 0
-EXIT_FAILURE: Final = 1
-EXIT_USAGE: Final = 2
-EXIT_INCOMPLETE: Final = 3
-EXIT_INTERRUPTED: Final = 130
 
 #: 1000 deals is a few seconds of solving at the default limits: coarse
 #: enough that Ray's per-task cost (~10 ms) is noise, fine enough that a

@@ -14,12 +14,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from analyzer.errors import AnalyzerError
+from analyzer.errors import EXIT_USAGE, AnalyzerError
 
 #: Exit codes (docs/DESIGN.md, "Exit codes").
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 REPORT_EPILOG = """\

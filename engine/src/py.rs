@@ -89,17 +89,10 @@ fn variant_tuple(v: Variant) -> VariantTuple {
 /// The presets as tuples, for the Python `Variant` table to check against.
 #[pyfunction]
 fn presets() -> Vec<VariantTuple> {
-    [
-        Preset::FreeCell,
-        Preset::BakersGame,
-        Preset::EightOff,
-        Preset::ForeCell,
-        Preset::SeahavenTowers,
-        Preset::RelaxedFreeCell,
-    ]
-    .into_iter()
-    .map(|p| variant_tuple(Variant::preset(p)))
-    .collect()
+    Preset::ALL
+        .into_iter()
+        .map(|p| variant_tuple(Variant::preset(p)))
+        .collect()
 }
 
 fn board_err(py: Python<'_>, e: crate::BoardError) -> PyErr {

@@ -121,6 +121,18 @@ names!(Preset {
     Custom => "custom",
 });
 
+impl Preset {
+    /// Every named preset (not `Custom`).
+    pub const ALL: [Preset; 6] = [
+        Preset::FreeCell,
+        Preset::BakersGame,
+        Preset::EightOff,
+        Preset::ForeCell,
+        Preset::SeahavenTowers,
+        Preset::RelaxedFreeCell,
+    ];
+}
+
 impl Default for Variant {
     fn default() -> Self {
         Variant::preset(Preset::FreeCell)

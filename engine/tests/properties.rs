@@ -5,14 +5,7 @@
 use engine::{Board, Card, Loc, MoveRule, Preset, Variant};
 use proptest::prelude::*;
 
-const PRESETS: [Preset; 6] = [
-    Preset::FreeCell,
-    Preset::BakersGame,
-    Preset::EightOff,
-    Preset::ForeCell,
-    Preset::SeahavenTowers,
-    Preset::RelaxedFreeCell,
-];
+const PRESETS: [Preset; 6] = Preset::ALL;
 const RULES: [MoveRule; 4] = [
     MoveRule::Single,
     MoveRule::Product,
