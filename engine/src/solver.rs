@@ -535,22 +535,41 @@ enum Step {
 }
 
 /// A resumable greedy best-first search (global priority queue on the
-/// heuristic). Nodes are stored packed (`Board::pack`, 80 bytes).
+/// heuristic). Children are materialised lazily: a generated position is
+/// only its parent, the move and its depth (12 bytes); a position is packed
+/// (`Board::pack`, 80 bytes) only once it is expanded, and rebuilt from its
+/// parent when popped (cheaply when the parent is the position just
+/// expanded, which greedy descents make the common case).
 struct BestFirst {
     cfg: Config,
     variant: crate::variant::Variant,
-    nodes: Vec<(crate::board::Packed, u32, Move)>,
-    depth: Vec<u16>,
+    /// Every generated position; index 0 is the root.
+    nodes: Vec<Child>,
+    /// Expanded positions, packed, with their index in `nodes`.
+    expanded_nodes: Vec<(crate::board::Packed, u32)>,
     heap: std::collections::BinaryHeap<(std::cmp::Reverse<i32>, u32)>,
     visited: Visited,
     expanded: u64,
     done: bool,
     gen: Vec<Move>,
     log: Vec<Move>,
-    root_won: bool,
+    root: Board,
+    /// The board of `expanded_nodes[cur_idx]` (the last expansion).
+    cur: Board,
+    cur_idx: u32,
+}
+
+/// A generated position: its parent (index in `expanded_nodes`), the move
+/// from the parent, and its depth.
+#[derive(Copy, Clone)]
+struct Child {
+    parent: u32,
+    mv: Move,
+    depth: u16,
 }
 
 const NO_MOVE: Move = Move::new(Loc::Foundation, Loc::Foundation, 0);
+const NO_PARENT: u32 = u32::MAX;
 
 impl BestFirst {
     fn new(board: &Board, cfg: Config) -> Self {
@@ -564,51 +583,80 @@ impl BestFirst {
         BestFirst {
             cfg,
             variant: board.variant(),
-            nodes: vec![(b.pack(), 0, NO_MOVE)],
-            depth: vec![0],
+            nodes: vec![Child {
+                parent: NO_PARENT,
+                mv: NO_MOVE,
+                depth: 0,
+            }],
+            expanded_nodes: Vec::new(),
             heap,
             visited,
             expanded: 0,
             done: false,
             gen: Vec::new(),
             log,
-            root_won: b.is_won(),
+            cur: b.clone(),
+            root: b,
+            cur_idx: NO_PARENT,
         }
     }
 
-    /// Bytes once `extra` more nodes are stored (counting a reallocation).
+    /// Bytes once `extra` more positions are generated and one more is
+    /// expanded (counting reallocations).
     fn bytes_after(&self, extra: usize) -> u64 {
-        let node = std::mem::size_of::<(crate::board::Packed, u32, Move)>();
-        let n = self.nodes.len() + extra;
-        let nodes = if n > self.nodes.capacity() {
-            3 * n * node
-        } else {
-            self.nodes.capacity() * node
-        };
+        fn vec_bytes<T>(v: &Vec<T>, extra: usize) -> usize {
+            let n = v.len() + extra;
+            let size = std::mem::size_of::<T>();
+            if n > v.capacity() {
+                // The old buffer lives while the new one (double) is filled.
+                3 * n * size
+            } else {
+                v.capacity() * size
+            }
+        }
+        let nodes = vec_bytes(&self.nodes, extra) + vec_bytes(&self.expanded_nodes, 1);
+        let heap = self.heap.capacity().max(self.heap.len() + extra) * 8;
         let v = self.visited.len() + extra;
         let set = if v > self.visited.capacity() {
             set_bytes(self.visited.capacity()) + set_bytes(v * 2)
         } else {
             set_bytes(self.visited.capacity())
         };
-        (nodes + self.heap.capacity().max(n) * 8) as u64 + set
+        (nodes + heap) as u64 + set
     }
 
     fn bytes(&self) -> u64 {
         set_bytes(self.visited.capacity())
-            + (self.nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32, Move)>())
-                as u64
+            + (self.nodes.capacity() * std::mem::size_of::<Child>()) as u64
+            + (self.expanded_nodes.capacity()
+                * std::mem::size_of::<(crate::board::Packed, u32)>()) as u64
             + (self.heap.capacity() * 8) as u64
     }
 
     fn path(&self, mut i: usize) -> Vec<Move> {
         let mut path = Vec::new();
         while i != 0 {
-            path.push(self.nodes[i].2);
-            i = self.nodes[i].1 as usize;
+            let c = self.nodes[i];
+            path.push(c.mv);
+            i = self.expanded_nodes[c.parent as usize].1 as usize;
         }
         path.reverse();
         path
+    }
+
+    /// Puts the board of generated position `idx` into `self.cur`.
+    fn materialise(&mut self, idx: u32) {
+        let c = self.nodes[idx as usize];
+        if c.parent == NO_PARENT {
+            self.cur = self.root.clone();
+            return;
+        }
+        if c.parent != self.cur_idx {
+            self.cur = Board::unpack(&self.expanded_nodes[c.parent as usize].0, self.variant);
+        }
+        self.cur.apply(c.mv);
+        self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
+        self.log.clear();
     }
 
     /// Expands nodes until `self.expanded == until`, or a limit: the
@@ -616,7 +664,7 @@ impl BestFirst {
     /// (the caller adds up the portfolio), the time budget to the whole
     /// solve, which started at `t0`.
     fn run(&mut self, until: u64, limits: &Limits, t0: Instant, bytes_elsewhere: u64) -> Step {
-        if self.root_won {
+        if self.root.is_won() {
             return Step::Solved(Vec::new());
         }
         while self.expanded < until {
@@ -627,11 +675,14 @@ impl BestFirst {
             {
                 return Step::Time;
             }
-            let Some((_, idx)) = self.heap.pop() else {
+            let Some(&(_, idx)) = self.heap.peek() else {
                 return Step::Exhausted;
             };
-            self.expanded += 1;
-            let mut cur = Board::unpack(&self.nodes[idx as usize].0, self.variant);
+            // Generate before committing, so that a limit leaves the search
+            // resumable exactly where it stopped.
+            self.materialise(idx);
+            self.cur_idx = NO_PARENT;
+            let cur = &mut self.cur;
             self.gen.clear();
             if self.cfg.pruned {
                 cur.gen_moves_pruned(&mut self.gen);
@@ -641,12 +692,19 @@ impl BestFirst {
             if self.visited.len() as u64 + self.gen.len() as u64 > limits.max_positions {
                 return Step::Limit(LimitKind::Positions);
             }
-            // Growth of the node store and the visited set is bounded by the
+            // Growth of the stores and the visited set is bounded by the
             // children about to be added; stop before exceeding the budget.
             let need = self.bytes_after(self.gen.len()) + bytes_elsewhere;
             if need > limits.max_bytes {
                 return Step::Limit(LimitKind::Bytes);
             }
+            self.heap.pop();
+            self.expanded += 1;
+            let cur = &mut self.cur;
+            self.expanded_nodes.push((cur.pack(), idx));
+            let me = (self.expanded_nodes.len() - 1) as u32;
+            self.cur_idx = me;
+            let depth = self.nodes[idx as usize].depth + 1;
             // Column parts of the parent's score; a child that changes no
             // foundation differs in at most two columns.
             let w = self.cfg.weights;
@@ -662,17 +720,19 @@ impl BestFirst {
                 cur.apply(m);
                 let n = cur.autoplay_after(&mut self.log, m, self.cfg.eager);
                 if self.visited.insert(cur.fingerprint()) {
-                    self.nodes.push((cur.pack(), idx, m));
-                    let d = self.depth[idx as usize] + 1;
-                    self.depth.push(d);
+                    self.nodes.push(Child {
+                        parent: me,
+                        mv: m,
+                        depth,
+                    });
                     let child = self.nodes.len() - 1;
                     if cur.is_won() {
                         return Step::Solved(self.path(child));
                     }
                     let s = if n > 0 || m.to == Loc::Foundation {
-                        score(&cur, &w)
+                        score(cur, &w)
                     } else {
-                        let mut s = global_score(&cur, &w) + col_sum;
+                        let mut s = global_score(cur, &w) + col_sum;
                         let f = cur.foundations();
                         for l in [m.from, m.to] {
                             if let Loc::Column(c) = l {
@@ -682,9 +742,9 @@ impl BestFirst {
                         }
                         s
                     };
-                    debug_assert_eq!(s, score(&cur, &w));
+                    debug_assert_eq!(s, score(cur, &w));
                     self.heap.push((
-                        std::cmp::Reverse(s + self.cfg.depth_weight * d as i32),
+                        std::cmp::Reverse(s + self.cfg.depth_weight * depth as i32),
                         child as u32,
                     ));
                 }
