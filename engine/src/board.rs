@@ -10,6 +10,7 @@ use std::fmt;
 /// most 12 built on top (ranks descend), so 25 fit; 32 keeps rows aligned.
 pub const COL_CAP: usize = 32;
 const NO_CARD: u8 = 0xFF;
+const NO_COLUMN: u8 = 0xFF;
 
 /// A board packed into 80 bytes (`Board::pack`).
 #[derive(Copy, Clone)]
@@ -176,6 +177,14 @@ fn mix(x: u128) -> u128 {
     ((hi as u128) << 64) | lo as u128
 }
 
+/// What `Board::dirty_mark` returns.
+#[derive(Copy, Clone, Debug)]
+pub struct DirtyMark {
+    dirty: u16,
+    #[cfg(debug_assertions)]
+    fp: u128,
+}
+
 /// A position of a FreeCell-family game.
 #[derive(Clone)]
 pub struct Board {
@@ -185,9 +194,16 @@ pub struct Board {
     cells: [u8; MAX_CELLS],
     found: [u8; 4],
     col_hash: [u128; MAX_COLUMNS],
-    /// `mix(col_hash[i])`, cached so that a change costs one `mix`.
+    /// `mix(col_hash[i])` as of the last `settle` (current for columns not
+    /// in `dirty`), so that a change costs one `mix`, paid lazily.
     col_mix: [u128; MAX_COLUMNS],
+    /// The fingerprint with the columns as of the last `settle` (cells are
+    /// always current).
     fp: u128,
+    /// Columns whose `col_hash` changed since the last `settle`: moves only
+    /// add and subtract table entries, and `fingerprint` mixes just these,
+    /// so a move and its undo cost no `mix` at all.
+    dirty: u16,
 }
 
 impl PartialEq for Board {
@@ -228,6 +244,7 @@ impl Board {
             col_hash: [0; MAX_COLUMNS],
             col_mix: [mix(0); MAX_COLUMNS],
             fp: 0,
+            dirty: 0,
         };
         b.fp = b.compute_fp();
         b
@@ -395,7 +412,8 @@ impl Board {
     }
 
     fn rehash(&mut self) {
-        for i in 0..MAX_COLUMNS {
+        // Columns past `ncols` stay empty, with the hash and mix `empty` set.
+        for i in 0..self.ncols() {
             let mut h = 0u128;
             for (d, &c) in self.column(i).iter().enumerate() {
                 h = h.wrapping_add(TABLES.0[c as usize][d]);
@@ -404,13 +422,60 @@ impl Board {
             self.col_mix[i] = mix(h);
         }
         self.fp = self.compute_fp();
+        self.dirty = 0;
     }
 
     /// The 128-bit fingerprint of the canonical position: equal for positions
     /// that differ only by the order of columns or of cells.
     #[inline]
     pub fn fingerprint(&self) -> u128 {
-        self.fp
+        let mut fp = self.fp;
+        let mut d = self.dirty;
+        while d != 0 {
+            let i = d.trailing_zeros() as usize;
+            d &= d - 1;
+            fp = fp
+                .wrapping_sub(self.col_mix[i])
+                .wrapping_add(mix(self.col_hash[i]));
+        }
+        fp
+    }
+
+    /// Brings the cached column mixes up to date, so that `fingerprint`
+    /// costs nothing until the next change (call before trying many moves
+    /// from one position).
+    #[inline]
+    pub fn settle(&mut self) {
+        let mut d = self.dirty;
+        while d != 0 {
+            let i = d.trailing_zeros() as usize;
+            d &= d - 1;
+            let m = mix(self.col_hash[i]);
+            self.fp = self.fp.wrapping_sub(self.col_mix[i]).wrapping_add(m);
+            self.col_mix[i] = m;
+        }
+        self.dirty = 0;
+    }
+
+    /// The set of changed columns, to hand back to `restore_dirty` once
+    /// every move made since has been undone.
+    #[inline]
+    pub fn dirty_mark(&self) -> DirtyMark {
+        DirtyMark {
+            dirty: self.dirty,
+            #[cfg(debug_assertions)]
+            fp: self.fingerprint(),
+        }
+    }
+
+    /// Forgets column changes that were undone since `dirty_mark`: the
+    /// columns' hashes are back to their values at the mark, so their cached
+    /// mixes are current again.
+    #[inline]
+    pub fn restore_dirty(&mut self, mark: DirtyMark) {
+        self.dirty = mark.dirty;
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(self.fingerprint(), mark.fp, "moves since the mark were not all undone");
     }
 
     /// The exact canonical key: columns sorted, cells sorted, as bytes
@@ -485,10 +550,8 @@ impl Board {
 
     #[inline]
     fn set_col_hash(&mut self, col: usize, h: u128) {
-        let m = mix(h);
-        self.fp = self.fp.wrapping_sub(self.col_mix[col]).wrapping_add(m);
         self.col_hash[col] = h;
-        self.col_mix[col] = m;
+        self.dirty |= 1 << col;
     }
 
     #[inline]
@@ -912,7 +975,24 @@ impl Board {
         } else {
             0
         };
-        // Column to column.
+        // Column to column. `top_at[card]` is the column whose top card is
+        // `card`: a run card of rank r can only go onto one of the four
+        // cards of rank r + 1, so each source needs a few lookups instead of
+        // a scan of every destination. Moves are emitted by destination.
+        let mut top_at = [NO_COLUMN; 56];
+        for i in 0..nc {
+            let l = self.lens[i] as usize;
+            if l > 0 {
+                top_at[self.cols[i][l - 1] as usize] = i as u8;
+            }
+        }
+        let empty_dst: u16 = if empty_cols == 0 {
+            0
+        } else if all {
+            (0..nc).filter(|&i| self.lens[i] == 0).fold(0, |m, i| m | 1 << i)
+        } else {
+            1 << first_empty_col
+        };
         for src in 0..nc {
             let len = self.lens[src] as usize;
             if len == 0 {
@@ -920,39 +1000,38 @@ impl Board {
             }
             let run = runs[src];
             let col = &self.cols[src];
-            let top_rank = Card(col[len - 1]).rank() as usize;
-            let bottom_rank = Card(col[len - run]).rank() as usize;
-            for dst in 0..nc {
-                if dst == src {
+            // Per destination, the number of cards that fit on its top.
+            let mut onto = [0u8; MAX_COLUMNS];
+            let mut mask = 0u16;
+            let first_k = if pruned { run } else { 1 };
+            for k in first_k..=run {
+                if k > 1 && k > limit_onto {
+                    break;
+                }
+                let c = Card(col[len - k]);
+                let up = (c.rank() as usize + 1) * 4;
+                if up >= 52 {
                     continue;
                 }
-                let dl = self.lens[dst] as usize;
-                if dl > 0 {
-                    // The only card that fits is rank(t) - 1; find it in the run.
-                    let t = Card(self.cols[dst][dl - 1]);
-                    let tr = t.rank() as usize;
-                    if tr == 0 || tr - 1 < top_rank || tr - 1 > bottom_rank {
-                        continue;
+                for t in up..up + 4 {
+                    let dst = top_at[t];
+                    if dst != NO_COLUMN && v.builds_on(c, Card(t as u8)) {
+                        onto[dst as usize] = k as u8;
+                        mask |= 1 << dst;
                     }
-                    let k = tr - top_rank; // cards from the top
-                    if !v.builds_on(Card(col[len - k]), t) {
-                        continue;
-                    }
-                    if k > 1 && k > limit_onto {
-                        continue;
-                    }
-                    if pruned && k != run {
-                        continue;
-                    }
+                }
+            }
+            let mut bits = mask | empty_dst;
+            while bits != 0 {
+                let dst = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.lens[dst] > 0 {
                     out.push(Move::new(
                         Loc::Column(src as u8),
                         Loc::Column(dst as u8),
-                        k as u8,
+                        onto[dst],
                     ));
                 } else {
-                    if !all && dst != first_empty_col {
-                        continue;
-                    }
                     let lim = limit_empty.min(run);
                     for k in 1..=lim {
                         if !all && k == len {

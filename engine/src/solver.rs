@@ -155,6 +155,9 @@ struct Frame {
     /// The move that led here (None at the root) and how many automatic
     /// foundation moves followed it in `auto_log`.
     mv: Option<Move>,
+    /// The position's column-hash state once expanded (settled), restored
+    /// whenever a child's moves are undone.
+    mark: crate::board::DirtyMark,
     autos: usize,
     /// This frame's children in `children[start..end]`, next to try at `next`.
     start: usize,
@@ -705,6 +708,8 @@ impl BestFirst {
             let me = (self.expanded_nodes.len() - 1) as u32;
             self.cur_idx = me;
             let depth = self.nodes[idx as usize].depth + 1;
+            cur.settle();
+            let mark = cur.dirty_mark();
             // Column parts of the parent's score; a child that changes no
             // foundation differs in at most two columns.
             let w = self.cfg.weights;
@@ -750,6 +755,7 @@ impl BestFirst {
                 }
                 cur.undo_autoplay(&mut self.log, n);
                 cur.undo_any(m);
+                cur.restore_dirty(mark);
             }
         }
         Step::Budget
@@ -832,6 +838,8 @@ impl<'a> Search<'a> {
     fn expand(&mut self, mv: Option<Move>, autos: usize) {
         self.stats.expanded += 1;
         let start = self.children.len();
+        self.b.settle();
+        let mark = self.b.dirty_mark();
         self.scratch.clear();
         self.b.gen_moves(&mut self.scratch, false);
         for idx in 0..self.scratch.len() {
@@ -848,6 +856,7 @@ impl<'a> Search<'a> {
             }
             self.b.undo_autoplay(&mut self.auto_log, n);
             self.b.undo_any(m);
+            self.b.restore_dirty(mark);
         }
         // Best last so that the next child is popped from the end cheaply;
         // the stable sort keeps generation order among equals (determinism).
@@ -855,6 +864,7 @@ impl<'a> Search<'a> {
         let end = self.children.len();
         self.frames.push(Frame {
             mv,
+            mark,
             autos,
             start,
             next: end,
@@ -917,6 +927,9 @@ impl<'a> Search<'a> {
                 if let Some(m) = f.mv {
                     self.b.undo_autoplay(&mut self.auto_log, f.autos);
                     self.b.undo_any(m);
+                    // The child's expansion settled its own column mixes;
+                    // settle back so the parent's mark holds again.
+                    self.b.settle();
                 }
                 continue;
             }
@@ -929,11 +942,15 @@ impl<'a> Search<'a> {
                 Ok(false) => {
                     self.b.undo_autoplay(&mut self.auto_log, n);
                     self.b.undo_any(m);
+                    let mark = self.frames.last().unwrap().mark;
+                    self.b.restore_dirty(mark);
                     continue;
                 }
                 Err(k) => {
                     self.b.undo_autoplay(&mut self.auto_log, n);
                     self.b.undo_any(m);
+                    let mark = self.frames.last().unwrap().mark;
+                    self.b.restore_dirty(mark);
                     let squeezed = match k {
                         LimitKind::Bytes => soft_bytes < self.limits.max_bytes,
                         LimitKind::Positions => soft_positions < self.limits.max_positions,
@@ -948,8 +965,10 @@ impl<'a> Search<'a> {
                 }
             }
             if self.b.is_won() {
+                let mark = self.b.dirty_mark();
                 self.frames.push(Frame {
                     mv: Some(m),
+                    mark,
                     autos: n,
                     start: 0,
                     next: 0,
