@@ -36,7 +36,8 @@ fn main() {
                 if r.outcome == Outcome::Solved {
                     r.stats.expanded.to_string()
                 } else {
-                    "-1".into()
+                    // Not solved within the cap (or exhausted): "-" and the count.
+                    format!("-{}", r.stats.expanded)
                 }
             })
             .collect();
