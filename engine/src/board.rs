@@ -158,7 +158,7 @@ const fn make_tables() -> ([[u128; COL_CAP]; 52], [u128; 52]) {
 static TABLES: ([[u128; COL_CAP]; 52], [u128; 52]) = make_tables();
 
 #[inline]
-fn fmix64(mut k: u64) -> u64 {
+const fn fmix64(mut k: u64) -> u64 {
     k ^= k >> 33;
     k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
     k ^= k >> 33;
@@ -168,7 +168,7 @@ fn fmix64(mut k: u64) -> u64 {
 
 /// A bijective non-linear mixer (three Feistel rounds of murmur3's finaliser).
 #[inline]
-fn mix(x: u128) -> u128 {
+const fn mix(x: u128) -> u128 {
     let mut lo = (x as u64) ^ 0x243F_6A88_85A3_08D3;
     let mut hi = ((x >> 64) as u64) ^ 0x1319_8A2E_0370_7344;
     hi ^= fmix64(lo);
@@ -176,6 +176,9 @@ fn mix(x: u128) -> u128 {
     hi ^= fmix64(lo);
     ((hi as u128) << 64) | lo as u128
 }
+
+/// `mix` of an empty column's hash.
+const EMPTY_MIX: u128 = mix(0);
 
 /// What `Board::dirty_mark` returns.
 #[derive(Copy, Clone, Debug)]
@@ -242,7 +245,7 @@ impl Board {
             cells: [NO_CARD; MAX_CELLS],
             found: [13; 4],
             col_hash: [0; MAX_COLUMNS],
-            col_mix: [mix(0); MAX_COLUMNS],
+            col_mix: [EMPTY_MIX; MAX_COLUMNS],
             fp: 0,
             dirty: 0,
         };
@@ -1051,23 +1054,30 @@ impl Board {
                 }
             }
         }
-        // Cell to column.
+        // Cell to column (destinations by the same lookup).
         for i in 0..ncells {
             let c = self.cells[i];
             if c == NO_CARD {
                 continue;
             }
             let c = Card(c);
-            for dst in 0..nc {
-                let dl = self.lens[dst] as usize;
-                let ok = if dl > 0 {
-                    v.builds_on(c, Card(self.cols[dst][dl - 1]))
-                } else {
-                    (all || dst == first_empty_col) && v.fills_empty(c)
-                };
-                if ok {
-                    out.push(Move::new(Loc::Cell(i as u8), Loc::Column(dst as u8), 1));
+            let mut mask = 0u16;
+            let up = (c.rank() as usize + 1) * 4;
+            if up < 52 {
+                for t in up..up + 4 {
+                    let dst = top_at[t];
+                    if dst != NO_COLUMN && v.builds_on(c, Card(t as u8)) {
+                        mask |= 1 << dst;
+                    }
                 }
+            }
+            if v.fills_empty(c) {
+                mask |= empty_dst;
+            }
+            while mask != 0 {
+                let dst = mask.trailing_zeros();
+                mask &= mask - 1;
+                out.push(Move::new(Loc::Cell(i as u8), Loc::Column(dst as u8), 1));
             }
         }
         // Column to cell.
