@@ -478,7 +478,11 @@ impl Board {
     pub fn restore_dirty(&mut self, mark: DirtyMark) {
         self.dirty = mark.dirty;
         #[cfg(debug_assertions)]
-        debug_assert_eq!(self.fingerprint(), mark.fp, "moves since the mark were not all undone");
+        debug_assert_eq!(
+            self.fingerprint(),
+            mark.fp,
+            "moves since the mark were not all undone"
+        );
     }
 
     /// The exact canonical key: columns sorted, cells sorted, as bytes
@@ -992,7 +996,9 @@ impl Board {
         let empty_dst: u16 = if empty_cols == 0 {
             0
         } else if all {
-            (0..nc).filter(|&i| self.lens[i] == 0).fold(0, |m, i| m | 1 << i)
+            (0..nc)
+                .filter(|&i| self.lens[i] == 0)
+                .fold(0, |m, i| m | 1 << i)
         } else {
             1 << first_empty_col
         };

@@ -181,37 +181,46 @@ fn weights() -> [i32; 8] {
     })
 }
 
-/// One column's part of the heuristic (see `score`).
+/// The cards each foundation needs next, as a bit set over card codes (a
+/// complete foundation's "next card" is a code no card has).
 #[inline]
-fn col_score(col: &[u8], found: &[u8; 4], v: crate::variant::Variant, w: &[i32; 8]) -> i32 {
-    let n = col.len();
-    if n == 0 {
-        return 0;
+fn next_needed(found: &[u8; 4]) -> u64 {
+    let mut m = 0u64;
+    for (suit, &r) in found.iter().enumerate() {
+        m |= 1 << (r as usize * 4 + suit);
     }
+    m
+}
+
+/// One column's part of the heuristic (see `score`); `need` is
+/// `next_needed` of the foundations.
+#[inline]
+fn col_score(col: &[u8], need: u64, v: crate::variant::Variant, w: &[i32; 8]) -> i32 {
+    let n = col.len();
     let mut s = 0;
     let mut min_rank = 99u8;
     let mut breaks = 0;
     let mut top_run_start = 0;
-    for d in 0..n {
-        let c = Card(col[d]);
-        if c.rank() > min_rank {
-            // w1: a card above a lower card must move before that one goes home.
-            s += w[1];
-        } else {
-            min_rank = c.rank();
-        }
-        if found[c.suit() as usize] == c.rank() {
+    let mut below = NO_CARD_CODE;
+    for (d, &c) in col.iter().enumerate() {
+        let r = c >> 2;
+        // w1: a card above a lower card must move before that one goes home.
+        s += w[1] * (r > min_rank) as i32;
+        min_rank = min_rank.min(r);
+        if (need >> c) & 1 != 0 {
             // w2: cards above a suit's next card (digging needed).
             s += w[2] * (n - d - 1) as i32;
         }
-        if d > 0 && !v.builds_on(c, Card(col[d - 1])) {
-            breaks += 1;
-            top_run_start = d;
-        }
+        let brk = d > 0 && !v.builds_on(Card(c), Card(below));
+        breaks += brk as i32;
+        top_run_start = if brk { d } else { top_run_start };
+        below = c;
     }
     // w5: cards below the top run; w6: sequence breaks (separate units).
     s + w[5] * top_run_start as i32 + w[6] * breaks
 }
+
+const NO_CARD_CODE: u8 = 0xFF;
 
 /// The whole-board part of the heuristic.
 #[inline]
@@ -231,11 +240,11 @@ fn global_score(b: &Board, w: &[i32; 8]) -> i32 {
 /// Heuristic: lower is closer to a win (docs/SOLVER.md).
 #[inline]
 fn score(b: &Board, w: &[i32; 8]) -> i32 {
-    let found = b.foundations();
+    let need = next_needed(&b.foundations());
     let v = b.variant();
     let mut s = global_score(b, w);
     for i in 0..b.ncols() {
-        s += col_score(b.column(i), &found, v, w);
+        s += col_score(b.column(i), need, v, w);
     }
     s
 }
@@ -575,7 +584,9 @@ struct BestFirst {
     nodes: Vec<Child>,
     /// Expanded positions, packed, with their index in `nodes`.
     expanded_nodes: Vec<(crate::board::Packed, u32)>,
-    heap: std::collections::BinaryHeap<(std::cmp::Reverse<i32>, u32)>,
+    /// Max-heap of `heap_key(priority, index)`: lowest priority first, the
+    /// newest position among equals.
+    heap: std::collections::BinaryHeap<u64>,
     visited: Visited,
     expanded: u64,
     done: bool,
@@ -598,6 +609,16 @@ struct Child {
 
 const NO_MOVE: Move = Move::new(Loc::Foundation, Loc::Foundation, 0);
 const NO_PARENT: u32 = u32::MAX;
+
+/// A best-first queue entry as one integer, so that the heap compares
+/// single words: the priority inverted in the high half (lower priority,
+/// larger key), the position's index in the low half (ties go to the
+/// newest position).
+#[inline]
+fn heap_key(priority: i32, index: u32) -> u64 {
+    let ordered = (priority as u32) ^ 0x8000_0000; // monotonic in priority
+    ((!ordered as u64) << 32) | index as u64
+}
 /// Initial capacity of a best-first search's tables.
 const INITIAL_ROOM: usize = 2048;
 
@@ -611,7 +632,7 @@ impl BestFirst {
         let mut visited = Visited::with_capacity_and_hasher(INITIAL_ROOM, Default::default());
         visited.insert(b.fingerprint());
         let mut heap = std::collections::BinaryHeap::with_capacity(INITIAL_ROOM);
-        heap.push((std::cmp::Reverse(0), 0));
+        heap.push(heap_key(0, 0));
         let mut nodes = Vec::with_capacity(INITIAL_ROOM);
         nodes.push(Child {
             parent: NO_PARENT,
@@ -662,8 +683,8 @@ impl BestFirst {
     fn bytes(&self) -> u64 {
         set_bytes(self.visited.capacity())
             + (self.nodes.capacity() * std::mem::size_of::<Child>()) as u64
-            + (self.expanded_nodes.capacity()
-                * std::mem::size_of::<(crate::board::Packed, u32)>()) as u64
+            + (self.expanded_nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32)>())
+                as u64
             + (self.heap.capacity() * 8) as u64
     }
 
@@ -686,7 +707,7 @@ impl BestFirst {
             return;
         }
         if c.parent != self.cur_idx {
-                        self.cur = Board::unpack(&self.expanded_nodes[c.parent as usize].0, self.variant);
+            self.cur = Board::unpack(&self.expanded_nodes[c.parent as usize].0, self.variant);
         }
         self.cur.apply(c.mv);
         self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
@@ -709,9 +730,10 @@ impl BestFirst {
             {
                 return Step::Time;
             }
-            let Some(&(_, idx)) = self.heap.peek() else {
+            let Some(&key) = self.heap.peek() else {
                 return Step::Exhausted;
             };
+            let idx = key as u32;
             // Generate before committing, so that a limit leaves the search
             // resumable exactly where it stopped.
             self.materialise(idx);
@@ -744,11 +766,11 @@ impl BestFirst {
             // Column parts of the parent's score; a child that changes no
             // foundation differs in at most two columns.
             let w = self.cfg.weights;
-            let found = cur.foundations();
+            let need = next_needed(&cur.foundations());
             let mut cs = [0i32; crate::variant::MAX_COLUMNS];
             let mut col_sum = 0;
             for (i, c) in cs.iter_mut().enumerate().take(cur.ncols()) {
-                *c = col_score(cur.column(i), &found, self.variant, &w);
+                *c = col_score(cur.column(i), need, self.variant, &w);
                 col_sum += *c;
             }
             for k in 0..self.gen.len() {
@@ -769,18 +791,17 @@ impl BestFirst {
                         score(cur, &w)
                     } else {
                         let mut s = global_score(cur, &w) + col_sum;
-                        let f = cur.foundations();
                         for l in [m.from, m.to] {
                             if let Loc::Column(c) = l {
                                 let c = c as usize;
-                                s += col_score(cur.column(c), &f, self.variant, &w) - cs[c];
+                                s += col_score(cur.column(c), need, self.variant, &w) - cs[c];
                             }
                         }
                         s
                     };
                     debug_assert_eq!(s, score(cur, &w));
-                    self.heap.push((
-                        std::cmp::Reverse(s + self.cfg.depth_weight * depth as i32),
+                    self.heap.push(heap_key(
+                        s + self.cfg.depth_weight * depth as i32,
                         child as u32,
                     ));
                 }
@@ -790,6 +811,36 @@ impl BestFirst {
             }
         }
         Step::Budget
+    }
+}
+
+fn dfs_order() -> i32 {
+    static O: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *O.get_or_init(|| env_u64("FCA_DFSORDER", 0) as i32)
+}
+
+/// Move kinds in the order a depth-first search tries them (lower first).
+fn move_type(b: &Board, m: Move) -> i32 {
+    match (m.from, m.to) {
+        (_, Loc::Foundation) => 0,
+        (Loc::Cell(_), Loc::Column(d)) => {
+            if b.column_len(d as usize) > 0 {
+                1
+            } else {
+                5
+            }
+        }
+        (Loc::Column(a), Loc::Column(d)) => {
+            if b.column_len(d as usize) == 0 {
+                4
+            } else if m.count as usize == b.run_len(a as usize) {
+                2
+            } else {
+                3
+            }
+        }
+        (Loc::Column(_), Loc::Cell(_)) => 6,
+        _ => 7,
     }
 }
 
@@ -873,13 +924,19 @@ impl<'a> Search<'a> {
         let mark = self.b.dirty_mark();
         self.scratch.clear();
         self.b.gen_moves(&mut self.scratch, false);
+        let order = dfs_order();
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
+            let ty = if order > 0 { move_type(&self.b, m) } else { 0 };
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
             if !self.visited.contains(&self.b.fingerprint()) {
                 let s = if self.b.is_won() {
                     i32::MIN
+                } else if order == 1 {
+                    ty
+                } else if order == 2 {
+                    ty * 100_000 + score(&self.b, &self.w)
                 } else {
                     score(&self.b, &self.w)
                 };
