@@ -23,7 +23,12 @@ fn main() {
 
     let v = Variant::default().with_cells(cells);
     let l = Limits::default();
-    for n in start..=end {
+    // FCA_DEALS: an explicit comma-separated list instead of START..=END.
+    let deals: Vec<u64> = match std::env::var("FCA_DEALS") {
+        Ok(list) => list.split(',').map(|x| x.trim().parse().unwrap()).collect(),
+        Err(_) => (start..=end).collect(),
+    };
+    for n in deals {
         let b = Board::deal(n, v).unwrap();
         let row: Vec<String> = cfgs
             .iter()
