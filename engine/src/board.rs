@@ -353,6 +353,13 @@ impl Board {
     pub fn ncells(&self) -> usize {
         self.variant.cells as usize
     }
+    /// A hash of column `i`'s cards (equal columns, equal hashes; the
+    /// Zobrist sum the fingerprint is built from).
+    #[inline]
+    pub fn column_hash(&self, i: usize) -> u128 {
+        self.col_hash[i]
+    }
+
     /// A column's cards, deepest first.
     #[inline]
     pub fn column(&self, i: usize) -> &[u8] {

@@ -222,6 +222,43 @@ fn col_score(col: &[u8], need: u64, v: crate::variant::Variant, w: &[i32; 8]) ->
 
 const NO_CARD_CODE: u8 = 0xFF;
 
+/// Column scores already computed, by column hash and foundations: most
+/// columns of a position are unchanged from its parent's, so a search asks
+/// for the same few again and again. Direct-mapped; a miss just recomputes.
+struct ScoreCache {
+    /// (low 64 bits of the column hash, `need`, score); `need` is never 0,
+    /// so zeroed entries never match.
+    slots: Vec<(u64, u64, i32)>,
+}
+
+const SCORE_CACHE_SLOTS: usize = 1024;
+
+impl ScoreCache {
+    fn new() -> Self {
+        ScoreCache {
+            slots: vec![(0, 0, 0); SCORE_CACHE_SLOTS],
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.slots.len() * std::mem::size_of::<(u64, u64, i32)>()) as u64
+    }
+
+    #[inline]
+    fn col_score(&mut self, b: &Board, i: usize, need: u64, w: &[i32; 8]) -> i32 {
+        let h = b.column_hash(i) as u64;
+        let slot = ((h ^ need).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (64 - SCORE_CACHE_SLOTS.trailing_zeros())) as usize;
+        let e = self.slots[slot];
+        if e.0 == h && e.1 == need {
+            return e.2;
+        }
+        let s = col_score(b.column(i), need, b.variant(), w);
+        self.slots[slot] = (h, need, s);
+        s
+    }
+}
+
 /// The whole-board part of the heuristic.
 #[inline]
 fn global_score(b: &Board, w: &[i32; 8]) -> i32 {
@@ -592,6 +629,7 @@ struct BestFirst {
     done: bool,
     gen: Vec<Move>,
     log: Vec<Move>,
+    scores: ScoreCache,
     root: Board,
     /// The board of `expanded_nodes[cur_idx]` (the last expansion).
     cur: Board,
@@ -650,6 +688,7 @@ impl BestFirst {
             done: false,
             gen: Vec::new(),
             log,
+            scores: ScoreCache::new(),
             cur: b.clone(),
             root: b,
             cur_idx: NO_PARENT,
@@ -677,7 +716,7 @@ impl BestFirst {
         } else {
             set_bytes(self.visited.capacity())
         };
-        (nodes + heap) as u64 + set
+        (nodes + heap) as u64 + set + self.scores.bytes()
     }
 
     fn bytes(&self) -> u64 {
@@ -686,6 +725,7 @@ impl BestFirst {
             + (self.expanded_nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32)>())
                 as u64
             + (self.heap.capacity() * 8) as u64
+            + self.scores.bytes()
     }
 
     fn path(&self, mut i: usize) -> Vec<Move> {
@@ -770,7 +810,7 @@ impl BestFirst {
             let mut cs = [0i32; crate::variant::MAX_COLUMNS];
             let mut col_sum = 0;
             for (i, c) in cs.iter_mut().enumerate().take(cur.ncols()) {
-                *c = col_score(cur.column(i), need, self.variant, &w);
+                *c = self.scores.col_score(cur, i, need, &w);
                 col_sum += *c;
             }
             for k in 0..self.gen.len() {
@@ -794,7 +834,7 @@ impl BestFirst {
                         for l in [m.from, m.to] {
                             if let Loc::Column(c) = l {
                                 let c = c as usize;
-                                s += col_score(cur.column(c), need, self.variant, &w) - cs[c];
+                                s += self.scores.col_score(cur, c, need, &w) - cs[c];
                             }
                         }
                         s
