@@ -994,6 +994,12 @@ impl Board {
         // cards of rank r + 1, so each source needs a few lookups instead of
         // a scan of every destination. Moves are emitted by destination.
         let mut top_at = [NO_COLUMN; 56];
+        // The suits a card of each suit builds on (the rank is one higher).
+        let onto_suits: [u8; 4] = std::array::from_fn(|suit| {
+            (0..4u8)
+                .filter(|&o| v.builds_on(Card::new(0, suit as u8), Card::new(1, o)))
+                .fold(0, |m, o| m | 1 << o)
+        });
         for i in 0..nc {
             let l = self.lens[i] as usize;
             if l > 0 {
@@ -1029,9 +1035,12 @@ impl Board {
                 if up >= 52 {
                     continue;
                 }
-                for t in up..up + 4 {
+                let mut suits = onto_suits[c.suit() as usize];
+                while suits != 0 {
+                    let t = up + suits.trailing_zeros() as usize;
+                    suits &= suits - 1;
                     let dst = top_at[t];
-                    if dst != NO_COLUMN && v.builds_on(c, Card(t as u8)) {
+                    if dst != NO_COLUMN {
                         onto[dst as usize] = k as u8;
                         mask |= 1 << dst;
                     }
@@ -1077,9 +1086,12 @@ impl Board {
             let mut mask = 0u16;
             let up = (c.rank() as usize + 1) * 4;
             if up < 52 {
-                for t in up..up + 4 {
+                let mut suits = onto_suits[c.suit() as usize];
+                while suits != 0 {
+                    let t = up + suits.trailing_zeros() as usize;
+                    suits &= suits - 1;
                     let dst = top_at[t];
-                    if dst != NO_COLUMN && v.builds_on(c, Card(t as u8)) {
+                    if dst != NO_COLUMN {
                         mask |= 1 << dst;
                     }
                 }
