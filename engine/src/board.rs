@@ -12,6 +12,13 @@ pub const COL_CAP: usize = 32;
 const NO_CARD: u8 = 0xFF;
 const NO_COLUMN: u8 = 0xFF;
 
+/// Offsets in a `Packed` board.
+const PACK_LENS: usize = 0;
+const PACK_FOUND: usize = PACK_LENS + MAX_COLUMNS;
+const PACK_CELLS: usize = PACK_FOUND + 4;
+const PACK_CARDS: usize = PACK_CELLS + MAX_CELLS;
+const _: () = assert!(PACK_CARDS + 52 <= 80);
+
 /// A board packed into 80 bytes (`Board::pack`).
 #[derive(Copy, Clone)]
 pub struct Packed(pub [u8; 80]);
@@ -512,52 +519,56 @@ impl Board {
         key
     }
 
-    /// The exact position in 80 bytes: each column's cards then 0xFE, then
-    /// every cell (0xFF when empty). Foundations follow from the rest.
+    /// The exact position in 80 bytes: the column lengths, the foundations
+    /// and every cell (0xFF when empty) at fixed offsets, then each column's
+    /// cards in turn.
     #[inline]
     pub fn pack(&self) -> Packed {
         let mut p = [NO_CARD; 80];
-        let mut i = 0;
+        p[PACK_LENS..PACK_LENS + MAX_COLUMNS].copy_from_slice(&self.lens);
+        p[PACK_FOUND..PACK_FOUND + 4].copy_from_slice(&self.found);
+        p[PACK_CELLS..PACK_CELLS + MAX_CELLS].copy_from_slice(&self.cells);
+        let mut i = PACK_CARDS;
         for c in 0..self.ncols() {
             let col = self.column(c);
             p[i..i + col.len()].copy_from_slice(col);
             i += col.len();
-            p[i] = 0xFE;
-            i += 1;
         }
-        p[i..i + self.ncells()].copy_from_slice(&self.cells[..self.ncells()]);
         Packed(p)
     }
 
     /// The board `pack` stored (same variant).
-    #[inline]
     pub fn unpack(p: &Packed, variant: Variant) -> Board {
         let mut b = Board::empty(variant);
-        let mut present = [0u8; 4];
-        let mut i = 0;
-        for c in 0..variant.columns as usize {
-            let mut l = 0;
-            while p.0[i] != 0xFE {
-                b.cols[c][l] = p.0[i];
-                present[(p.0[i] & 3) as usize] += 1;
-                l += 1;
-                i += 1;
-            }
-            b.lens[c] = l as u8;
-            i += 1;
-        }
-        for k in 0..variant.cells as usize {
-            let x = p.0[i + k];
-            b.cells[k] = x;
-            if x != NO_CARD {
-                present[(x & 3) as usize] += 1;
-            }
-        }
-        for (f, p) in b.found.iter_mut().zip(present) {
-            *f = 13 - p;
-        }
-        b.rehash();
+        b.unpack_into(p);
         b
+    }
+
+    /// Makes this board (of the same variant) the one `p` stored, without
+    /// building a new one.
+    #[inline]
+    pub fn unpack_into(&mut self, p: &Packed) {
+        let p = &p.0;
+        self.lens
+            .copy_from_slice(&p[PACK_LENS..PACK_LENS + MAX_COLUMNS]);
+        self.found.copy_from_slice(&p[PACK_FOUND..PACK_FOUND + 4]);
+        self.cells
+            .copy_from_slice(&p[PACK_CELLS..PACK_CELLS + MAX_CELLS]);
+        let mut i = PACK_CARDS;
+        for c in 0..self.ncols() {
+            let l = self.lens[c] as usize;
+            let mut h = 0u128;
+            for d in 0..l {
+                let card = p[i + d];
+                self.cols[c][d] = card;
+                h = h.wrapping_add(TABLES.0[card as usize][d]);
+            }
+            i += l;
+            self.col_hash[c] = h;
+            self.col_mix[c] = mix(h);
+        }
+        self.fp = self.compute_fp();
+        self.dirty = 0;
     }
 
     // ----- raw edits (keep the fingerprint in step) ------------------------

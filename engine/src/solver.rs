@@ -616,7 +616,6 @@ enum Step {
 /// expanded, which greedy descents make the common case).
 struct BestFirst {
     cfg: Config,
-    variant: crate::variant::Variant,
     /// Every generated position; index 0 is the root.
     nodes: Vec<Child>,
     /// Expanded positions, packed, with their index in `nodes`.
@@ -679,7 +678,6 @@ impl BestFirst {
         });
         BestFirst {
             cfg,
-            variant: board.variant(),
             nodes,
             expanded_nodes: Vec::with_capacity(INITIAL_ROOM / 8),
             heap,
@@ -747,7 +745,8 @@ impl BestFirst {
             return;
         }
         if c.parent != self.cur_idx {
-            self.cur = Board::unpack(&self.expanded_nodes[c.parent as usize].0, self.variant);
+            self.cur
+                .unpack_into(&self.expanded_nodes[c.parent as usize].0);
         }
         self.cur.apply(c.mv);
         self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
