@@ -60,6 +60,25 @@ proptest! {
     }
 
     #[test]
+    fn pack_unpack_round_trip(deal in 1u64..=8_589_934_591, preset in 0usize..6, rule in 0usize..4,
+                              steps in prop::collection::vec(0usize..1000, 0..60)) {
+        let positions = walk(deal, preset, rule, &steps);
+        // Unpacking in place over an unrelated board of the same variant
+        // must leave nothing of it behind.
+        let mut scratch = positions.last().unwrap().clone();
+        for b in &positions {
+            let p = b.pack();
+            let u = Board::unpack(&p, b.variant());
+            prop_assert_eq!(&u, b);
+            prop_assert_eq!(u.fingerprint(), b.fingerprint());
+            scratch.unpack_into(&p);
+            prop_assert_eq!(&scratch, b);
+            prop_assert_eq!(scratch.fingerprint(), b.fingerprint());
+            prop_assert_eq!(scratch.legal_moves(), b.legal_moves());
+        }
+    }
+
+    #[test]
     fn canonical_key_ignores_order(deal in 1u64..100_000, preset in 0usize..6, rule in 0usize..4,
                                    steps in prop::collection::vec(0usize..1000, 0..40), rot in 1usize..10) {
         let boards = walk(deal, preset, rule, &steps);
