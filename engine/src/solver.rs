@@ -382,10 +382,13 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     let quota = env_u64("FCA_QUOTA", PORTFOLIO_QUOTA);
     let cap = env_u64("FCA_CAP", PORTFOLIO_CAP);
     let dfs_share = env_u64("FCA_DFS_SHARE", DFS_SHARE);
+    let dfs_start = env_u64("FCA_DFS_START", DFS_START);
     // Budgets bound what is held at once: the portfolio's runs and the
     // complete search together, then (once the portfolio is dropped) the
     // complete search alone.
+    // The complete search that joins the rounds (see `DFS_SHARE`).
     let mut dfs = Search::new(board, limits);
+    dfs.w = INTERLEAVED_WEIGHTS;
     let mut runs: Vec<BestFirst> = Vec::new();
     let mut peak = 0u64;
     let mut peak_stored = 0u64;
@@ -490,9 +493,9 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         }
         // The complete search's share of the round (none by default: the
         // portfolio's unpruned, safe configuration is complete itself).
-        if dfs_share > 0 {
+        if dfs_share > 0 && budget >= dfs_start {
             let (pb, ps) = portfolio_load(&runs);
-            let until = dfs.stats.expanded + budget / dfs_share;
+            let until = dfs.stats.expanded.max(budget / dfs_share);
             let step = dfs.resume(
                 until,
                 limits.max_bytes.saturating_sub(pb),
@@ -508,8 +511,17 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         }
         budget *= 2;
     }
-    let expanded = totals(&runs).0;
+    // The portfolio found nothing within its budget: the complete search
+    // alone decides, with all the memory. An interleaved one that never
+    // started simply continues; one that did is replaced by a search with
+    // `WEIGHTS` (a different order: the deals that outlast the portfolio are
+    // the ones the interleaved order handles badly; its work is at most a
+    // quarter of one member's).
+    let expanded = totals(&runs).0 + dfs.stats.expanded;
     drop(runs);
+    if dfs.started {
+        dfs = Search::new(board, limits);
+    }
     loop {
         if let DfsStep::Done(r) = dfs.resume(u64::MAX, u64::MAX, u64::MAX) {
             return merge(r, expanded, peak, peak_stored, t0);
@@ -532,11 +544,18 @@ fn merge(
     r
 }
 
-/// With `DFS_SHARE = k > 0` the complete depth-first search gets 1/k of
-/// each round's quota alongside the portfolio; 0 runs it only after the
-/// portfolio (measured on MS 1..4000: interleaving it cost 2-14 % more
-/// expansions once an unpruned, safe configuration joined the portfolio).
-pub const DFS_SHARE: u64 = 0;
+/// With `DFS_SHARE = k > 0` the complete depth-first search joins the
+/// rounds once a member's quota reaches `DFS_START`, with 1/k of it (as a
+/// running total); 0 runs it only after the portfolio. A late, small share
+/// costs the typical deal nothing and solves some of the hardest 3-cell
+/// deals far sooner than any best-first member (docs/SOLVER.md).
+pub const DFS_SHARE: u64 = 4;
+/// The order of the interleaved complete search (measured: it finds the
+/// hardest 3-cell solutions, e.g. MS 26334 and 31281, within a few thousand
+/// positions where the best-first members need millions).
+pub const INTERLEAVED_WEIGHTS: [i32; 8] = [6, 0, 1, 6, 10, 1, 0, 0];
+/// The member quota at which the complete search joins the rounds.
+pub const DFS_START: u64 = 3200;
 
 fn totals(runs: &[BestFirst]) -> (u64, u64) {
     (
