@@ -639,9 +639,8 @@ struct BestFirst {
     nodes: Vec<Child>,
     /// Expanded positions, packed, with their index in `nodes`.
     expanded_nodes: Vec<(crate::board::Packed, u32)>,
-    /// Max-heap of `heap_key(priority, index)`: lowest priority first, the
-    /// newest position among equals.
-    heap: std::collections::BinaryHeap<u64>,
+    /// Waiting positions (indices into `nodes`) by priority.
+    queue: BucketQueue,
     visited: Visited,
     expanded: u64,
     done: bool,
@@ -666,14 +665,95 @@ struct Child {
 const NO_MOVE: Move = Move::new(Loc::Foundation, Loc::Foundation, 0);
 const NO_PARENT: u32 = u32::MAX;
 
-/// A best-first queue entry as one integer, so that the heap compares
-/// single words: the priority inverted in the high half (lower priority,
-/// larger key), the position's index in the low half (ties go to the
-/// newest position).
-#[inline]
-fn heap_key(priority: i32, index: u32) -> u64 {
-    let ordered = (priority as u32) ^ 0x8000_0000; // monotonic in priority
-    ((!ordered as u64) << 32) | index as u64
+/// The best-first queue: one LIFO list per priority (priorities are small
+/// integers), threaded through `next`, indexed by position. Pops the lowest
+/// priority, and among equals the newest position, in O(1) amortised.
+struct BucketQueue {
+    /// Per priority `base + i`: the newest waiting position, or `NO_PARENT`.
+    heads: Vec<u32>,
+    /// Per position: the next older one with the same priority.
+    next: Vec<u32>,
+    base: i32,
+    /// No waiting position has a priority below `base + min`.
+    min: usize,
+    len: usize,
+}
+
+impl BucketQueue {
+    fn with_capacity(n: usize) -> Self {
+        BucketQueue {
+            heads: Vec::new(),
+            next: Vec::with_capacity(n),
+            base: 0,
+            min: 0,
+            len: 0,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        (self.heads.capacity() + self.next.capacity()) * 4
+    }
+
+    /// Bytes once positions up to `index` can be queued (counting a
+    /// reallocation of `next`).
+    fn bytes_after(&self, index: usize) -> usize {
+        let n = index + 1;
+        let next = if n > self.next.capacity() {
+            3 * n
+        } else {
+            self.next.capacity()
+        };
+        (self.heads.capacity() + 64 + next) * 4
+    }
+
+    #[inline]
+    fn push(&mut self, priority: i32, index: u32) {
+        if self.heads.is_empty() {
+            self.base = priority - 64;
+            self.heads.resize(128, NO_PARENT);
+            self.min = self.heads.len();
+        }
+        if priority < self.base {
+            let grow = ((self.base - priority) as usize).max(self.heads.len());
+            let mut heads = vec![NO_PARENT; grow];
+            heads.extend_from_slice(&self.heads);
+            self.heads = heads;
+            self.base -= grow as i32;
+            self.min += grow;
+        }
+        let slot = (priority - self.base) as usize;
+        if slot >= self.heads.len() {
+            let len = (slot + 1).max(self.heads.len() * 2);
+            self.heads.resize(len, NO_PARENT);
+        }
+        let i = index as usize;
+        if i >= self.next.len() {
+            self.next.resize(i + 1, NO_PARENT);
+        }
+        self.next[i] = self.heads[slot];
+        self.heads[slot] = index;
+        self.min = self.min.min(slot);
+        self.len += 1;
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        while self.heads[self.min] == NO_PARENT {
+            self.min += 1;
+        }
+        Some(self.heads[self.min])
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        let top = self.peek()?;
+        self.heads[self.min] = self.next[top as usize];
+        self.len -= 1;
+        Some(top)
+    }
 }
 /// Initial capacity of a best-first search's tables.
 const INITIAL_ROOM: usize = 2048;
@@ -687,8 +767,8 @@ impl BestFirst {
         // them rather than growing the tables through many small sizes.
         let mut visited = Visited::with_capacity_and_hasher(INITIAL_ROOM, Default::default());
         visited.insert(b.fingerprint());
-        let mut heap = std::collections::BinaryHeap::with_capacity(INITIAL_ROOM);
-        heap.push(heap_key(0, 0));
+        let mut queue = BucketQueue::with_capacity(INITIAL_ROOM);
+        queue.push(0, 0);
         let mut nodes = Vec::with_capacity(INITIAL_ROOM);
         nodes.push(Child {
             parent: NO_PARENT,
@@ -699,7 +779,7 @@ impl BestFirst {
             cfg,
             nodes,
             expanded_nodes: Vec::with_capacity(INITIAL_ROOM / 8),
-            heap,
+            queue,
             visited,
             expanded: 0,
             done: false,
@@ -726,7 +806,7 @@ impl BestFirst {
             }
         }
         let nodes = vec_bytes(&self.nodes, extra) + vec_bytes(&self.expanded_nodes, 1);
-        let heap = self.heap.capacity().max(self.heap.len() + extra) * 8;
+        let heap = self.queue.bytes_after(self.nodes.len() + extra);
         let v = self.visited.len() + extra;
         let set = if v > self.visited.capacity() {
             set_bytes(self.visited.capacity()) + set_bytes(v * 2)
@@ -741,7 +821,7 @@ impl BestFirst {
             + (self.nodes.capacity() * std::mem::size_of::<Child>()) as u64
             + (self.expanded_nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32)>())
                 as u64
-            + (self.heap.capacity() * 8) as u64
+            + self.queue.bytes() as u64
             + self.scores.bytes()
     }
 
@@ -788,10 +868,9 @@ impl BestFirst {
             {
                 return Step::Time;
             }
-            let Some(&key) = self.heap.peek() else {
+            let Some(idx) = self.queue.peek() else {
                 return Step::Exhausted;
             };
-            let idx = key as u32;
             // Generate before committing, so that a limit leaves the search
             // resumable exactly where it stopped.
             self.materialise(idx);
@@ -812,7 +891,7 @@ impl BestFirst {
             if need > limits.max_bytes {
                 return Step::Limit(LimitKind::Bytes);
             }
-            self.heap.pop();
+            self.queue.pop();
             self.expanded += 1;
             let cur = &mut self.cur;
             self.expanded_nodes.push((cur.pack(), idx));
@@ -858,10 +937,8 @@ impl BestFirst {
                         s
                     };
                     debug_assert_eq!(s, score(cur, &w));
-                    self.heap.push(heap_key(
-                        s + self.cfg.depth_weight * depth as i32,
-                        child as u32,
-                    ));
+                    self.queue
+                        .push(s + self.cfg.depth_weight * depth as i32, child as u32);
                 }
                 cur.undo_autoplay(&mut self.log, n);
                 cur.undo_any(m);
