@@ -234,18 +234,20 @@ struct ScoreCache {
 const SCORE_CACHE_SLOTS: usize = 1024;
 
 impl ScoreCache {
+    /// An empty cache; its table is allocated on first use.
     fn new() -> Self {
-        ScoreCache {
-            slots: vec![(0, 0, 0); SCORE_CACHE_SLOTS],
-        }
+        ScoreCache { slots: Vec::new() }
     }
 
     fn bytes(&self) -> u64 {
-        (self.slots.len() * std::mem::size_of::<(u64, u64, i32)>()) as u64
+        (SCORE_CACHE_SLOTS * std::mem::size_of::<(u64, u64, i32)>()) as u64
     }
 
     #[inline]
     fn col_score(&mut self, b: &Board, i: usize, need: u64, w: &[i32; 8]) -> i32 {
+        if self.slots.is_empty() {
+            self.slots = vec![(0, 0, 0); SCORE_CACHE_SLOTS];
+        }
         let h = b.column_hash(i) as u64;
         let slot = ((h ^ need).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             >> (64 - SCORE_CACHE_SLOTS.trailing_zeros())) as usize;
@@ -949,36 +951,6 @@ impl BestFirst {
     }
 }
 
-fn dfs_order() -> i32 {
-    static O: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
-    *O.get_or_init(|| env_u64("FCA_DFSORDER", 0) as i32)
-}
-
-/// Move kinds in the order a depth-first search tries them (lower first).
-fn move_type(b: &Board, m: Move) -> i32 {
-    match (m.from, m.to) {
-        (_, Loc::Foundation) => 0,
-        (Loc::Cell(_), Loc::Column(d)) => {
-            if b.column_len(d as usize) > 0 {
-                1
-            } else {
-                5
-            }
-        }
-        (Loc::Column(a), Loc::Column(d)) => {
-            if b.column_len(d as usize) == 0 {
-                4
-            } else if m.count as usize == b.run_len(a as usize) {
-                2
-            } else {
-                3
-            }
-        }
-        (Loc::Column(_), Loc::Cell(_)) => 6,
-        _ => 7,
-    }
-}
-
 enum DfsStep {
     Done(SolveResult),
     Budget,
@@ -997,6 +969,7 @@ struct Search<'a> {
     children: Vec<(i32, Move)>,
     auto_log: Vec<Move>,
     scratch: Vec<Move>,
+    scores: ScoreCache,
     stats: Stats,
     t0: Instant,
 }
@@ -1015,6 +988,7 @@ impl<'a> Search<'a> {
             children: Vec::new(),
             auto_log: Vec::new(),
             scratch: Vec::new(),
+            scores: ScoreCache::new(),
             stats: Stats::default(),
             t0: Instant::now(),
         }
@@ -1024,6 +998,7 @@ impl<'a> Search<'a> {
         set_bytes(self.visited.capacity())
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
             + (self.children.capacity() * std::mem::size_of::<(i32, Move)>()) as u64
+            + self.scores.bytes()
             + (self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
     }
 
@@ -1059,21 +1034,28 @@ impl<'a> Search<'a> {
         let mark = self.b.dirty_mark();
         self.scratch.clear();
         self.b.gen_moves(&mut self.scratch, false);
-        let order = dfs_order();
+        let need = next_needed(&self.b.foundations());
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
-            let ty = if order > 0 { move_type(&self.b, m) } else { 0 };
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
             if !self.visited.contains(&self.b.fingerprint()) {
                 let s = if self.b.is_won() {
                     i32::MIN
-                } else if order == 1 {
-                    ty
-                } else if order == 2 {
-                    ty * 100_000 + score(&self.b, &self.w)
                 } else {
-                    score(&self.b, &self.w)
+                    // Foundations only change with a foundation move or
+                    // automatic moves; otherwise the parent's `need` holds.
+                    let need = if n > 0 || m.to == Loc::Foundation {
+                        next_needed(&self.b.foundations())
+                    } else {
+                        need
+                    };
+                    let mut s = global_score(&self.b, &self.w);
+                    for i in 0..self.b.ncols() {
+                        s += self.scores.col_score(&self.b, i, need, &self.w);
+                    }
+                    debug_assert_eq!(s, score(&self.b, &self.w));
+                    s
                 };
                 self.children.push((s, m));
             }
