@@ -368,6 +368,27 @@ fn portfolio() -> Vec<Config> {
     }
 }
 
+/// The search's parameters: the constants above unless an experiment
+/// overrides them through the environment (read once per process).
+struct Tuning {
+    configs: Vec<Config>,
+    quota: u64,
+    cap: u64,
+    dfs_share: u64,
+    dfs_start: u64,
+}
+
+fn tuning() -> &'static Tuning {
+    static T: std::sync::OnceLock<Tuning> = std::sync::OnceLock::new();
+    T.get_or_init(|| Tuning {
+        configs: portfolio(),
+        quota: env_u64("FCA_QUOTA", PORTFOLIO_QUOTA),
+        cap: env_u64("FCA_CAP", PORTFOLIO_CAP),
+        dfs_share: env_u64("FCA_DFS_SHARE", DFS_SHARE),
+        dfs_start: env_u64("FCA_DFS_START", DFS_START),
+    })
+}
+
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -380,11 +401,14 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// answer `unsolvable`).
 pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     let t0 = Instant::now();
-    let configs = portfolio();
-    let quota = env_u64("FCA_QUOTA", PORTFOLIO_QUOTA);
-    let cap = env_u64("FCA_CAP", PORTFOLIO_CAP);
-    let dfs_share = env_u64("FCA_DFS_SHARE", DFS_SHARE);
-    let dfs_start = env_u64("FCA_DFS_START", DFS_START);
+    let Tuning {
+        configs,
+        quota,
+        cap,
+        dfs_share,
+        dfs_start,
+    } = tuning();
+    let (quota, cap, dfs_share, dfs_start) = (*quota, *cap, *dfs_share, *dfs_start);
     // Budgets bound what is held at once: the portfolio's runs and the
     // complete search together, then (once the portfolio is dropped) the
     // complete search alone.
