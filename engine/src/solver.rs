@@ -415,6 +415,7 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     // The complete search that joins the rounds (see `DFS_SHARE`).
     let mut dfs = Search::new(board, limits);
     dfs.w = INTERLEAVED_WEIGHTS;
+    dfs.t0 = t0;
     let mut runs: Vec<BestFirst> = Vec::new();
     let mut peak = 0u64;
     let mut peak_stored = 0u64;
@@ -547,6 +548,8 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     drop(runs);
     if dfs.started {
         dfs = Search::new(board, limits);
+        // The time budget is the whole solve's.
+        dfs.t0 = t0;
     }
     loop {
         if let DfsStep::Done(r) = dfs.resume(u64::MAX, u64::MAX, u64::MAX) {
