@@ -732,7 +732,8 @@ impl BucketQueue {
         } else {
             self.next.capacity()
         };
-        (self.heads.capacity() + 64 + next) * 4
+        // `heads` may double when a priority beyond its ends arrives.
+        (2 * self.heads.capacity().max(128) + next) * 4
     }
 
     #[inline]
