@@ -299,6 +299,11 @@ pub struct Config {
     /// Weight of the depth in the priority (0: greedy; 1: weighted-A*-like,
     /// slower on easy deals but far lighter on the hard tail).
     pub depth_weight: i32,
+    /// Also try "parks", compound moves: the cards above a buried card go
+    /// to free cells, then the card goes home or onto another column's top
+    /// card, in one step. Parks reach no new position (they are sequences
+    /// of moves); they let the heuristic see past the cells they fill.
+    pub park: bool,
 }
 
 /// The portfolio, chosen on deals 1..1000 (docs/SOLVER.md): diverse
@@ -310,12 +315,14 @@ pub const PORTFOLIO: [Config; 4] = [
         pruned: true,
         eager: true,
         depth_weight: 0,
+        park: false,
     },
     Config {
         weights: [6, 0, 1, 6, 10, 1, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 1,
+        park: true,
     },
     // Every move, safe automatic moves only: running out of positions is a
     // proof, so this configuration doubles as a complete search.
@@ -324,12 +331,14 @@ pub const PORTFOLIO: [Config; 4] = [
         pruned: false,
         eager: false,
         depth_weight: 1,
+        park: false,
     },
     Config {
         weights: [3, 3, 3, 3, 8, 0, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 0,
+        park: true,
     },
 ];
 /// First quota (expansions per configuration); doubled every round.
@@ -352,6 +361,7 @@ fn portfolio() -> Vec<Config> {
                     pruned: p == "1",
                     eager: std::env::var("FCA_EAGER").map_or(true, |e| e == "1"),
                     depth_weight: env_u64("FCA_GW", 0) as i32,
+                    park: false,
                 }
             })
             .collect(),
@@ -617,6 +627,7 @@ pub fn best_first_with(
             pruned,
             eager: std::env::var("FCA_EAGER").map_or(true, |e| e == "1"),
             depth_weight: env_u64("FCA_GW", 0) as i32,
+            park: std::env::var("FCA_PARK").is_ok(),
         },
     );
     let step = r.run(cap, limits, t0, 0);
@@ -676,10 +687,107 @@ struct BestFirst {
     gen: Vec<Move>,
     log: Vec<Move>,
     scores: ScoreCache,
+    /// The real moves of the park being tried.
+    subs: Vec<(Move, usize)>,
     root: Board,
     /// The board of `expanded_nodes[cur_idx]` (the last expansion).
     cur: Board,
     cur_idx: u32,
+}
+
+/// A park (`Config::park`) as a `Move`: from the column, `count` cards
+/// parked, to `Cell(PARK + d)` for column d's top card or `Cell(PARK + 15)`
+/// for the foundation. Never leaves the best-first search: `real_path`
+/// writes parks out as the moves they are.
+const PARK: u8 = 0xC0;
+
+#[inline]
+fn is_park(m: Move) -> bool {
+    matches!(m.to, Loc::Cell(x) if x >= PARK)
+}
+
+/// Plays park `m` as real moves, each followed by its automatic moves, and
+/// appends them with their automatic-move counts to `subs`. Stops early if
+/// the cells run out or the automatic moves took the card home.
+fn play_park(
+    b: &mut Board,
+    m: Move,
+    eager: bool,
+    log: &mut Vec<Move>,
+    subs: &mut Vec<(Move, usize)>,
+) {
+    let (Loc::Column(col), Loc::Cell(to)) = (m.from, m.to) else {
+        unreachable!()
+    };
+    let c = col as usize;
+    let target = b.column(c)[b.column_len(c) - 1 - m.count as usize];
+    while b.column(c).contains(&target) && b.column(c)[b.column_len(c) - 1] != target {
+        let Some(cell) = (0..b.ncells()).find(|&i| b.cell(i).is_none()) else {
+            return;
+        };
+        let mv = Move::new(Loc::Column(col), Loc::Cell(cell as u8), 1);
+        b.apply(mv);
+        let n = b.autoplay_after(log, mv, eager);
+        subs.push((mv, n));
+    }
+    if b.top(c).map(|t| t.0) == Some(target) {
+        let dest = if to - PARK == 15 {
+            Loc::Foundation
+        } else {
+            Loc::Column(to - PARK)
+        };
+        if let Ok(mv) = b.apply_checked(Move::new(Loc::Column(col), dest, 1)) {
+            let n = b.autoplay_after(log, mv, eager);
+            subs.push((mv, n));
+        }
+    }
+}
+
+/// Takes back what `play_park` played.
+fn undo_park(b: &mut Board, log: &mut Vec<Move>, subs: &[(Move, usize)]) {
+    for &(mv, n) in subs.iter().rev() {
+        b.undo_autoplay(log, n);
+        b.undo_any(mv);
+    }
+}
+
+/// Appends the parks of `b`: for each column card under k cards (k at most
+/// the free cells), one to the foundation if it is a suit's next card and
+/// one per other column whose top card it builds on.
+fn gen_parks(b: &Board, out: &mut Vec<Move>) {
+    let free = b.empty_cells() as usize;
+    if free == 0 {
+        return;
+    }
+    let v = b.variant();
+    let need = next_needed(&b.foundations());
+    for c in 0..b.ncols() {
+        let col = b.column(c);
+        let len = col.len();
+        for k in 1..=free.min(len.saturating_sub(1)) {
+            let x = col[len - 1 - k];
+            if (need >> x) & 1 != 0 {
+                out.push(Move::new(
+                    Loc::Column(c as u8),
+                    Loc::Cell(PARK + 15),
+                    k as u8,
+                ));
+            }
+            for d in 0..b.ncols() {
+                if d != c {
+                    if let Some(t) = b.top(d) {
+                        if v.builds_on(Card(x), t) {
+                            out.push(Move::new(
+                                Loc::Column(c as u8),
+                                Loc::Cell(PARK + d as u8),
+                                k as u8,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A generated position: its parent (index in `expanded_nodes`), the move
@@ -816,6 +924,7 @@ impl BestFirst {
             gen: Vec::new(),
             log,
             scores: ScoreCache::new(),
+            subs: Vec::new(),
             cur: b.clone(),
             root: b,
             cur_idx: NO_PARENT,
@@ -866,6 +975,28 @@ impl BestFirst {
         path
     }
 
+    /// `path` with every park written out as its real moves.
+    fn real_path(&self, i: usize) -> Vec<Move> {
+        let path = self.path(i);
+        if !path.iter().any(|&m| is_park(m)) {
+            return path;
+        }
+        let mut b = self.root.clone();
+        let (mut log, mut subs, mut out) = (Vec::new(), Vec::new(), Vec::new());
+        for m in path {
+            if is_park(m) {
+                subs.clear();
+                play_park(&mut b, m, self.cfg.eager, &mut log, &mut subs);
+                out.extend(subs.iter().map(|x| x.0));
+            } else {
+                b.apply(m);
+                b.autoplay_after(&mut log, m, self.cfg.eager);
+                out.push(m);
+            }
+        }
+        out
+    }
+
     /// Puts the board of generated position `idx` into `self.cur`.
     fn materialise(&mut self, idx: u32) {
         let c = self.nodes[idx as usize];
@@ -877,8 +1008,19 @@ impl BestFirst {
             self.cur
                 .unpack_into(&self.expanded_nodes[c.parent as usize].0);
         }
-        self.cur.apply(c.mv);
-        self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
+        if is_park(c.mv) {
+            self.subs.clear();
+            play_park(
+                &mut self.cur,
+                c.mv,
+                self.cfg.eager,
+                &mut self.log,
+                &mut self.subs,
+            );
+        } else {
+            self.cur.apply(c.mv);
+            self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
+        }
         self.log.clear();
     }
 
@@ -912,6 +1054,9 @@ impl BestFirst {
             } else {
                 cur.gen_moves(&mut self.gen, false);
             }
+            if self.cfg.park {
+                gen_parks(cur, &mut self.gen);
+            }
             if self.visited.len() as u64 + self.gen.len() as u64 > limits.max_positions {
                 return Step::Limit(LimitKind::Positions);
             }
@@ -942,8 +1087,15 @@ impl BestFirst {
             }
             for k in 0..self.gen.len() {
                 let m = self.gen[k];
-                cur.apply(m);
-                let n = cur.autoplay_after(&mut self.log, m, self.cfg.eager);
+                let park = is_park(m);
+                let n = if park {
+                    self.subs.clear();
+                    play_park(cur, m, self.cfg.eager, &mut self.log, &mut self.subs);
+                    0
+                } else {
+                    cur.apply(m);
+                    cur.autoplay_after(&mut self.log, m, self.cfg.eager)
+                };
                 if self.visited.insert(cur.fingerprint()) {
                     self.nodes.push(Child {
                         parent: me,
@@ -952,9 +1104,9 @@ impl BestFirst {
                     });
                     let child = self.nodes.len() - 1;
                     if cur.is_won() {
-                        return Step::Solved(self.path(child));
+                        return Step::Solved(self.real_path(child));
                     }
-                    let s = if n > 0 || m.to == Loc::Foundation {
+                    let s = if park || n > 0 || m.to == Loc::Foundation {
                         score(cur, &w)
                     } else {
                         let mut s = global_score(cur, &w) + col_sum;
@@ -970,8 +1122,12 @@ impl BestFirst {
                     self.queue
                         .push(s + self.cfg.depth_weight * depth as i32, child as u32);
                 }
-                cur.undo_autoplay(&mut self.log, n);
-                cur.undo_any(m);
+                if park {
+                    undo_park(cur, &mut self.log, &self.subs);
+                } else {
+                    cur.undo_autoplay(&mut self.log, n);
+                    cur.undo_any(m);
+                }
                 cur.restore_dirty(mark);
             }
         }
@@ -1573,7 +1729,7 @@ mod tests {
             let b = Board::deal(deal, full).unwrap();
             let r = solve(&b, &Limits::default());
             let sol = r.solution.unwrap();
-            for percent in [25usize, 45, 65, 80] {
+            for percent in [25usize, 35, 45, 55, 65, 80] {
                 // Walk part of the way along the solution, without autos
                 // past the cut, so the position keeps cards autoplay moves.
                 let mut p = b.clone();
