@@ -1017,6 +1017,22 @@ impl Board {
                 top_at[self.cols[i][l - 1] as usize] = i as u8;
             }
         }
+        // The columns whose top card `c` builds on, as a bit set.
+        let parents = |c: Card| -> u16 {
+            let up = (c.rank() as usize + 1) * 4;
+            let mut m = 0u16;
+            if up < 52 {
+                let mut suits = onto_suits[c.suit() as usize];
+                while suits != 0 {
+                    let dst = top_at[up + suits.trailing_zeros() as usize];
+                    suits &= suits - 1;
+                    if dst != NO_COLUMN {
+                        m |= 1 << dst;
+                    }
+                }
+            }
+            m
+        };
         let empty_dst: u16 = if empty_cols == 0 {
             0
         } else if all {
@@ -1041,20 +1057,11 @@ impl Board {
                 if k > 1 && k > limit_onto {
                     break;
                 }
-                let c = Card(col[len - k]);
-                let up = (c.rank() as usize + 1) * 4;
-                if up >= 52 {
-                    continue;
-                }
-                let mut suits = onto_suits[c.suit() as usize];
-                while suits != 0 {
-                    let t = up + suits.trailing_zeros() as usize;
-                    suits &= suits - 1;
-                    let dst = top_at[t];
-                    if dst != NO_COLUMN {
-                        onto[dst as usize] = k as u8;
-                        mask |= 1 << dst;
-                    }
+                let mut p = parents(Card(col[len - k]));
+                mask |= p;
+                while p != 0 {
+                    onto[p.trailing_zeros() as usize] = k as u8;
+                    p &= p - 1;
                 }
             }
             let mut bits = mask | empty_dst;
@@ -1094,19 +1101,7 @@ impl Board {
                 continue;
             }
             let c = Card(c);
-            let mut mask = 0u16;
-            let up = (c.rank() as usize + 1) * 4;
-            if up < 52 {
-                let mut suits = onto_suits[c.suit() as usize];
-                while suits != 0 {
-                    let t = up + suits.trailing_zeros() as usize;
-                    suits &= suits - 1;
-                    let dst = top_at[t];
-                    if dst != NO_COLUMN {
-                        mask |= 1 << dst;
-                    }
-                }
-            }
+            let mut mask = parents(c);
             if v.fills_empty(c) {
                 mask |= empty_dst;
             }
