@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .check import DEFAULT_SAMPLE, status, validate
-from .run import EXIT_CODES_HELP, RUN_EPILOG, add_run_arguments, handle_run
+from .run import EXIT_CODES_HELP, RUN_EPILOG, add_run_arguments, handle_run, int_at_least
 
 STATUS_EPILOG: Final = """\
 exit status:
@@ -68,16 +68,6 @@ def handle_validate(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _non_negative(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
-    return n
-
-
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Adds ``run``, ``status`` and ``validate`` to the main parser."""
     fmt = argparse.RawDescriptionHelpFormatter
@@ -119,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--all", action="store_true", help="replay every solution (default: a sample)")
     p.add_argument(
         "--sample",
-        type=_non_negative,
+        type=int_at_least(0),
         default=DEFAULT_SAMPLE,
         metavar="N",
         help=f"solutions replayed without --all (default: {DEFAULT_SAMPLE})",

@@ -128,14 +128,23 @@ def parse_count(text: str) -> int:
     return int(n)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return n
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer no smaller than `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if n < minimum:
+            bound = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
+            raise argparse.ArgumentTypeError(f"{text!r} {bound}")
+        return n
+
+    return parse
+
+
+_positive_int = int_at_least(1)
 
 
 def _seconds(text: str) -> float:
