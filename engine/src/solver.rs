@@ -439,9 +439,10 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     // (pruned, eager) of configurations found to be without a win.
     let mut exhausted: Vec<(bool, bool)> = Vec::new();
     // From the second round on, members with the same moves and automatic
-    // moves share one visited set (`SHARE_AFTER_FIRST_ROUND`): one set per
-    // such group, keyed by (pruned, eager), held by whichever member runs.
-    let mut groups: Vec<((bool, bool), Visited)> = Vec::new();
+    // moves share the set of positions they have expanded
+    // (`SHARE_AFTER_FIRST_ROUND`): one set per such group, keyed by
+    // (pruned, eager).
+    let mut groups = closed_groups(configs);
     let finish =
         |runs: &[BestFirst], dfs: &Search, outcome, solution, peak: u64, peak_stored: u64| {
             let expanded = totals(runs).0 + dfs.stats.expanded;
@@ -465,9 +466,7 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         )
     };
     'rounds: while spent < cap {
-        if SHARE_AFTER_FIRST_ROUND && budget > quota && groups.is_empty() {
-            groups = share_visited(&mut runs);
-        }
+        let sharing = SHARE_AFTER_FIRST_ROUND && budget > quota;
         for i in 0..configs.len() {
             if i == runs.len() {
                 // Start configurations lazily, so that tiny budgets are honoured.
@@ -494,10 +493,6 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             };
             let key = (configs[i].pruned, configs[i].eager);
             let group = groups.iter().position(|g| g.0 == key);
-            if let Some(g) = group {
-                // This member holds its group's set while it runs.
-                std::mem::swap(&mut runs[i].visited, &mut groups[g].1);
-            }
             let (mut bytes_elsewhere, mut stored_elsewhere) = others(&runs);
             let (gb, gs) = group_load(&groups);
             bytes_elsewhere += dfs.bytes() + gb;
@@ -507,13 +502,14 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             let target = budget.min(before + (cap - spent));
             let mut lim = *limits;
             lim.max_positions = limits.max_positions.saturating_sub(stored_elsewhere);
-            let step = r.run(target, &lim, t0, bytes_elsewhere);
+            let closed = match group {
+                Some(g) if sharing => Some(&mut groups[g].1),
+                _ => None,
+            };
+            let step = r.run(target, &lim, t0, bytes_elsewhere, closed);
             spent += r.expanded - before;
             peak = peak.max(bytes_elsewhere + r.bytes());
             peak_stored = peak_stored.max(stored_elsewhere + r.visited.len() as u64);
-            if let Some(g) = group {
-                std::mem::swap(&mut runs[i].visited, &mut groups[g].1);
-            }
             match step {
                 Step::Solved(path) => {
                     // Best-first paths are already nearly direct: shortening
@@ -540,8 +536,10 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                     runs[i].done = true;
                     // With a shared set, the group's reachable set is
                     // expanded once every member of it has run dry: each
-                    // position in the set was queued by some member.
+                    // member expanded every position it queued, unless
+                    // another member had.
                     if group.is_some()
+                        && sharing
                         && runs
                             .iter()
                             .any(|r| !r.done && (r.cfg.pruned, r.cfg.eager) == key)
@@ -633,36 +631,32 @@ pub const INTERLEAVED_WEIGHTS: [i32; 8] = [6, 0, 1, 6, 10, 1, 0, 0];
 /// The member quota at which the complete search joins the rounds.
 pub const DFS_START: u64 = 3200;
 
-/// Whether members with the same moves and automatic moves share one
-/// visited set from the second round on. A position one of them has queued
-/// is then not queued again by another, so they split the group's space
-/// instead of each covering it (measured on MS 1..32000: expansions -6 %
-/// with 4 cells, -17 % with 3; 11982 167 k -> 118 k). Shared from the
-/// start it cost 7 % on MS 1..4000 with 4 cells: early on the members
-/// follow nearly the same descent, and all but the first were pushed off it.
+/// Whether members with the same moves and automatic moves share, from
+/// the second round on, the set of positions they have expanded: a member
+/// skips a position another has expanded (it still queues what it
+/// generates, so no member loses a line only because another has queued
+/// it). They split the hard deals' search instead of each repeating it
+/// (measured on MS 1..32000: expansions 8.05 M -> 7.64 M with 4 cells;
+/// 3 cells, with `PORTFOLIO_CAP` 4 M, 85.0 M -> 64.6 M). Sharing every
+/// *generated* position instead saved as much in total but let members
+/// block each other's lines: MS 11230 with 3 cells went from 28 k
+/// expansions to 3.3 M. Sharing from the first round cost 55 % on MS
+/// 1..4000 with 4 cells (the members start down nearly the same descent),
+/// from the third 0.5 %. Parks reach positions the pruned moves alone do
+/// not, so a park member may skip a position whose parks nobody tried;
+/// the group's running dry proves nothing anyway and only stops it.
 const SHARE_AFTER_FIRST_ROUND: bool = true;
 
-/// Merges the visited sets of members with the same (pruned, eager) key,
-/// for keys with more than one member: the merged sets, and each member's
-/// own set left empty.
-fn share_visited(runs: &mut [BestFirst]) -> Vec<((bool, bool), Visited)> {
+/// One empty set of expanded positions per (pruned, eager) key that more
+/// than one configuration has.
+fn closed_groups(configs: &[Config]) -> Vec<((bool, bool), Visited)> {
     let mut groups: Vec<((bool, bool), Visited)> = Vec::new();
-    let key = |r: &BestFirst| (r.cfg.pruned, r.cfg.eager);
-    for i in 0..runs.len() {
-        let k = key(&runs[i]);
-        if groups.iter().any(|g| g.0 == k) || runs.iter().filter(|r| key(r) == k).count() < 2 {
-            continue;
+    for c in configs {
+        let k = (c.pruned, c.eager);
+        let members = configs.iter().filter(|d| (d.pruned, d.eager) == k).count();
+        if members > 1 && !groups.iter().any(|g| g.0 == k) {
+            groups.push((k, Visited::default()));
         }
-        let mut set = Visited::default();
-        for r in runs.iter_mut().filter(|r| key(r) == k) {
-            let own = std::mem::take(&mut r.visited);
-            if set.is_empty() {
-                set = own;
-            } else {
-                set.extend(own);
-            }
-        }
-        groups.push((k, set));
     }
     groups
 }
@@ -709,7 +703,7 @@ pub fn best_first_with(
             park: std::env::var("FCA_PARK").is_ok(),
         },
     );
-    let step = r.run(cap, limits, t0, 0);
+    let step = r.run(cap, limits, t0, 0, None);
     let stats = Stats {
         expanded: r.expanded,
         stored: r.visited.len() as u64,
@@ -1107,7 +1101,18 @@ impl BestFirst {
     /// position and byte budgets of `limits` apply to this search alone
     /// (the caller adds up the portfolio), the time budget to the whole
     /// solve, which started at `t0`.
-    fn run(&mut self, until: u64, limits: &Limits, t0: Instant, bytes_elsewhere: u64) -> Step {
+    ///
+    /// `closed`: the positions expanded by this search's group (see
+    /// `SHARE_AFTER_FIRST_ROUND`); a popped position in it is skipped, and
+    /// every position expanded here is added to it.
+    fn run(
+        &mut self,
+        until: u64,
+        limits: &Limits,
+        t0: Instant,
+        bytes_elsewhere: u64,
+        mut closed: Option<&mut Visited>,
+    ) -> Step {
         if self.root.is_won() {
             return Step::Solved(Vec::new());
         }
@@ -1126,6 +1131,12 @@ impl BestFirst {
             // resumable exactly where it stopped.
             self.materialise(idx);
             self.cur_idx = NO_PARENT;
+            let fp = self.cur.fingerprint();
+            if closed.as_deref().is_some_and(|c| c.contains(&fp)) {
+                // Another member of the group has expanded it.
+                self.queue.pop();
+                continue;
+            }
             let cur = &mut self.cur;
             self.gen.clear();
             if self.cfg.pruned {
@@ -1147,6 +1158,9 @@ impl BestFirst {
             }
             self.queue.pop();
             self.expanded += 1;
+            if let Some(c) = closed.as_deref_mut() {
+                c.insert(fp);
+            }
             let cur = &mut self.cur;
             self.expanded_nodes.push((cur.pack(), idx));
             let me = (self.expanded_nodes.len() - 1) as u32;
