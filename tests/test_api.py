@@ -384,9 +384,13 @@ def test_an_already_won_board() -> None:
         (Limits(max_positions=1), "positions"),
         (Limits(max_positions=50), "positions"),
         (Limits(max_positions=5_000), "positions"),
+        # Past the first round, where the members share expanded positions
+        # and the complete search has joined.
+        (Limits(max_positions=20_000), "positions"),
         (Limits(max_bytes=1), "bytes"),
         (Limits(max_bytes=1_000), "bytes"),
         (Limits(max_bytes=100_000), "bytes"),
+        (Limits(max_bytes=2_000_000), "bytes"),
         (Limits(max_seconds=1e-9), "time"),
     ],
 )
@@ -395,6 +399,7 @@ def test_tiny_limits_give_limit_never_unsolvable(limits: Limits, reason: str) ->
     assert (r.outcome, r.limit_reason) == ("limit", reason)
     assert r.solution == () and r.solution_length_single is None
     assert r.positions_stored <= limits.max_positions
+    assert r.peak_bytes <= limits.max_bytes
 
 
 def test_tiny_limits_in_min_cells_give_no_answer() -> None:

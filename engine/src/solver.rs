@@ -229,28 +229,47 @@ struct ScoreCache {
     /// (low 64 bits of the column hash, `need`, score); `need` is never 0,
     /// so zeroed entries never match.
     slots: Vec<(u64, u64, i32)>,
+    /// Slots to allocate on first use (a power of two; 0: no cache).
+    size: usize,
 }
 
 const SCORE_CACHE_SLOTS: usize = 1024;
 
 impl ScoreCache {
-    /// An empty cache; its table is allocated on first use.
-    fn new() -> Self {
-        ScoreCache { slots: Vec::new() }
+    /// An empty cache; its table is allocated on first use. Under a small
+    /// byte budget (`max_bytes`) it is smaller, or none: it takes at most
+    /// 1/16 of the budget.
+    fn new(max_bytes: u64) -> Self {
+        let slot = std::mem::size_of::<(u64, u64, i32)>() as u64;
+        let mut size = SCORE_CACHE_SLOTS;
+        while size > 0 && size as u64 * slot > max_bytes / 16 {
+            size /= 2;
+        }
+        if size < 16 {
+            size = 0;
+        }
+        ScoreCache {
+            slots: Vec::new(),
+            size,
+        }
     }
 
+    /// Counted from the start, allocated or not.
     fn bytes(&self) -> u64 {
-        (SCORE_CACHE_SLOTS * std::mem::size_of::<(u64, u64, i32)>()) as u64
+        (self.size * std::mem::size_of::<(u64, u64, i32)>()) as u64
     }
 
     #[inline]
     fn col_score(&mut self, b: &Board, i: usize, need: u64, w: &[i32; 8]) -> i32 {
         if self.slots.is_empty() {
-            self.slots = vec![(0, 0, 0); SCORE_CACHE_SLOTS];
+            if self.size == 0 {
+                return col_score(b.column(i), need, b.variant(), w);
+            }
+            self.slots = vec![(0, 0, 0); self.size];
         }
         let h = b.column_hash(i) as u64;
         let slot = ((h ^ need).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (64 - SCORE_CACHE_SLOTS.trailing_zeros())) as usize;
+            >> (64 - self.size.trailing_zeros())) as usize;
         let e = self.slots[slot];
         if e.0 == h && e.1 == need {
             return e.2;
@@ -309,7 +328,15 @@ pub struct Config {
 /// The portfolio, chosen on deals 1..1000 (docs/SOLVER.md): diverse
 /// configurations fail on different deals, so running them side by side
 /// with growing quotas cuts the heavy tail of any single one.
-pub const PORTFOLIO: [Config; 4] = [
+///
+/// All three are pruned and eager, so they share their expanded positions
+/// (`SHARE_AFTER_FIRST_ROUND`). A fourth member, every move with safe
+/// automatic moves (weights `WEIGHTS`, depth weight 1), used to double as
+/// the prover; once the members shared, it no longer paid for itself: the
+/// interleaved complete search proves with cheaper expansions (MS 1..32000,
+/// one core: 4 cells 9.13 s -> 8.89 s, 3 cells 62.7 s -> 53.4 s; 11982
+/// with 4 cells 118 k expansions -> 106 k).
+pub const PORTFOLIO: [Config; 3] = [
     Config {
         weights: [6, 0, 1, 4, 6, 1, 0, 0],
         pruned: true,
@@ -323,15 +350,6 @@ pub const PORTFOLIO: [Config; 4] = [
         eager: true,
         depth_weight: 1,
         park: true,
-    },
-    // Every move, safe automatic moves only: running out of positions is a
-    // proof, so this configuration doubles as a complete search.
-    Config {
-        weights: [6, 1, 1, 4, 6, 0, 0, 0],
-        pruned: false,
-        eager: false,
-        depth_weight: 1,
-        park: false,
     },
     Config {
         weights: [3, 3, 3, 3, 8, 0, 0, 0],
@@ -356,17 +374,21 @@ fn portfolio() -> Vec<Config> {
         Ok(s) => s
             .split(';')
             .map(|c| {
-                let (w, p) = c.split_once('/').unwrap_or((c, "0"));
+                // weights/pruned[/depth weight/park/eager]
+                let f: Vec<&str> = c.split('/').collect();
                 let mut weights = [0; 8];
-                for (i, x) in w.split(',').enumerate() {
+                for (i, x) in f[0].split(',').enumerate() {
                     weights[i] = x.parse().unwrap();
                 }
+                let flag = |k: usize, default: bool| f.get(k).map_or(default, |x| *x == "1");
                 Config {
                     weights,
-                    pruned: p == "1",
-                    eager: std::env::var("FCA_EAGER").map_or(true, |e| e == "1"),
-                    depth_weight: env_u64("FCA_GW", 0) as i32,
-                    park: false,
+                    pruned: flag(1, false),
+                    eager: flag(4, std::env::var("FCA_EAGER").map_or(true, |e| e == "1")),
+                    depth_weight: f
+                        .get(2)
+                        .map_or(env_u64("FCA_GW", 0) as i32, |x| x.parse().unwrap()),
+                    park: flag(3, false),
                 }
             })
             .collect(),
@@ -473,7 +495,12 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                 if totals(&runs).1 + dfs.visited.len() as u64 + 1 > limits.max_positions {
                     break 'rounds;
                 }
-                runs.push(BestFirst::new(board, configs[i]));
+                let r = BestFirst::new(board, configs[i], limits.max_bytes);
+                let (pb, _) = portfolio_load(&runs, &groups);
+                if r.bytes() + pb + dfs.bytes() > limits.max_bytes {
+                    break 'rounds;
+                }
+                runs.push(r);
             }
             if exhausted.contains(&(configs[i].pruned, configs[i].eager)) {
                 // Another configuration with the same moves and automatic
@@ -494,22 +521,27 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             let key = (configs[i].pruned, configs[i].eager);
             let group = groups.iter().position(|g| g.0 == key);
             let (mut bytes_elsewhere, mut stored_elsewhere) = others(&runs);
+            // The group set this member adds to is counted by `run`.
+            let own = match group {
+                Some(g) if sharing => Some(g),
+                _ => None,
+            };
             let (gb, gs) = group_load(&groups);
-            bytes_elsewhere += dfs.bytes() + gb;
-            stored_elsewhere += dfs.visited.len() as u64 + gs;
+            let (ob, os) = own.map_or((0, 0), |g| group_load(&groups[g..=g]));
+            bytes_elsewhere += dfs.bytes() + gb - ob;
+            stored_elsewhere += dfs.visited.len() as u64 + gs - os;
             let r = &mut runs[i];
             let before = r.expanded;
             let target = budget.min(before + (cap - spent));
             let mut lim = *limits;
             lim.max_positions = limits.max_positions.saturating_sub(stored_elsewhere);
-            let closed = match group {
-                Some(g) if sharing => Some(&mut groups[g].1),
-                _ => None,
-            };
+            let closed = own.map(|g| &mut groups[g].1);
             let step = r.run(target, &lim, t0, bytes_elsewhere, closed);
             spent += r.expanded - before;
-            peak = peak.max(bytes_elsewhere + r.bytes());
-            peak_stored = peak_stored.max(stored_elsewhere + r.visited.len() as u64);
+            let (ob, os) = own.map_or((0, 0), |g| group_load(&groups[g..=g]));
+            let r = &runs[i];
+            peak = peak.max(bytes_elsewhere + r.bytes() + ob);
+            peak_stored = peak_stored.max(stored_elsewhere + r.visited.len() as u64 + os);
             match step {
                 Step::Solved(path) => {
                     // Best-first paths are already nearly direct: shortening
@@ -562,8 +594,9 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                 break 'rounds;
             }
         }
-        // The complete search's share of the round (none by default: the
-        // portfolio's unpruned, safe configuration is complete itself).
+        // The complete search's share of the round: it finds the solutions
+        // the best-first members miss on some hard deals, and it is the
+        // one that proves `unsolvable` (the members are all pruned).
         if dfs_share > 0 && budget >= dfs_start {
             let (pb, ps) = portfolio_load(&runs, &groups);
             let until = dfs.stats.expanded.max(budget / dfs_share);
@@ -702,6 +735,7 @@ pub fn best_first_with(
             depth_weight: env_u64("FCA_GW", 0) as i32,
             park: std::env::var("FCA_PARK").is_ok(),
         },
+        limits.max_bytes,
     );
     let step = r.run(cap, limits, t0, 0, None);
     let stats = Stats {
@@ -969,18 +1003,32 @@ impl BucketQueue {
 /// Initial capacity of a best-first search's tables.
 const INITIAL_ROOM: usize = 2048;
 
+/// `INITIAL_ROOM`, or less under a byte budget: the first tables take at
+/// most 1/16 of `max_bytes` (a tiny budget is then reached, and reported,
+/// honestly instead of by the first allocation).
+fn initial_room(max_bytes: u64) -> usize {
+    let mut room = INITIAL_ROOM;
+    // Visited set, nodes, queue links and heads, packed expansions.
+    let per = 17 + 12 + 8 + 84 / 8;
+    while room > 16 && (room * per) as u64 > max_bytes / 16 {
+        room /= 2;
+    }
+    room
+}
+
 impl BestFirst {
-    fn new(board: &Board, cfg: Config) -> Self {
+    fn new(board: &Board, cfg: Config, max_bytes: u64) -> Self {
+        let room = initial_room(max_bytes);
         let mut b = board.clone();
         let mut log = Vec::new();
         b.autoplay_with(&mut log, cfg.eager);
         // Most deals need a few hundred expansions: start with room for
         // them rather than growing the tables through many small sizes.
-        let mut visited = Visited::with_capacity_and_hasher(INITIAL_ROOM, Default::default());
+        let mut visited = Visited::with_capacity_and_hasher(room, Default::default());
         visited.insert(b.fingerprint());
-        let mut queue = BucketQueue::with_capacity(INITIAL_ROOM);
+        let mut queue = BucketQueue::with_capacity(room);
         queue.push(0, 0);
-        let mut nodes = Vec::with_capacity(INITIAL_ROOM);
+        let mut nodes = Vec::with_capacity(room);
         nodes.push(Child {
             parent: NO_PARENT,
             mv: NO_MOVE,
@@ -989,14 +1037,14 @@ impl BestFirst {
         BestFirst {
             cfg,
             nodes,
-            expanded_nodes: Vec::with_capacity(INITIAL_ROOM / 8),
+            expanded_nodes: Vec::with_capacity(room / 8),
             queue,
             visited,
             expanded: 0,
             done: false,
             gen: Vec::new(),
             log,
-            scores: ScoreCache::new(),
+            scores: ScoreCache::new(max_bytes),
             subs: Vec::new(),
             cur: b.clone(),
             root: b,
@@ -1005,8 +1053,9 @@ impl BestFirst {
     }
 
     /// Bytes once `extra` more positions are generated and one more is
-    /// expanded (counting reallocations).
-    fn bytes_after(&self, extra: usize) -> u64 {
+    /// expanded (counting reallocations), with the group's set of expanded
+    /// positions `closed` if there is one.
+    fn bytes_after(&self, extra: usize, closed: Option<&Visited>) -> u64 {
         fn vec_bytes<T>(v: &Vec<T>, extra: usize) -> usize {
             let n = v.len() + extra;
             let size = std::mem::size_of::<T>();
@@ -1025,7 +1074,14 @@ impl BestFirst {
         } else {
             set_bytes(self.visited.capacity())
         };
-        (nodes + heap) as u64 + set + self.scores.bytes()
+        let closed = closed.map_or(0, |c| {
+            if c.len() + 1 > c.capacity() {
+                set_bytes(c.capacity()) + set_bytes((c.len() + 1) * 2)
+            } else {
+                set_bytes(c.capacity())
+            }
+        });
+        (nodes + heap) as u64 + set + closed + self.scores.bytes()
     }
 
     fn bytes(&self) -> u64 {
@@ -1147,12 +1203,13 @@ impl BestFirst {
             if self.cfg.park {
                 gen_parks(cur, &mut self.gen);
             }
-            if self.visited.len() as u64 + self.gen.len() as u64 > limits.max_positions {
+            let closed_len = closed.as_deref().map_or(0, |c| c.len() + 1);
+            if (self.visited.len() + closed_len + self.gen.len()) as u64 > limits.max_positions {
                 return Step::Limit(LimitKind::Positions);
             }
             // Growth of the stores and the visited set is bounded by the
             // children about to be added; stop before exceeding the budget.
-            let need = self.bytes_after(self.gen.len()) + bytes_elsewhere;
+            let need = self.bytes_after(self.gen.len(), closed.as_deref()) + bytes_elsewhere;
             if need > limits.max_bytes {
                 return Step::Limit(LimitKind::Bytes);
             }
@@ -1265,7 +1322,7 @@ impl<'a> Search<'a> {
             children: Vec::new(),
             auto_log: Vec::new(),
             scratch: Vec::new(),
-            scores: ScoreCache::new(),
+            scores: ScoreCache::new(limits.max_bytes),
             stats: Stats::default(),
             t0: Instant::now(),
         }
