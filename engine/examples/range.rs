@@ -31,7 +31,11 @@ fn main() {
         let r = solve(&b, &limits);
         expanded += r.stats.expanded;
         exps.push(r.stats.expanded);
-        if std::env::var("FCA_LISTHARD").is_ok() && r.stats.expanded > 2000 {
+        // FCA_LISTHARD=N lists the deals that took more than N expansions
+        // (2000 when N is not a number).
+        if std::env::var("FCA_LISTHARD")
+            .is_ok_and(|v| r.stats.expanded > v.parse().unwrap_or(2000))
+        {
             println!("hard {n} {}", r.stats.expanded);
         }
         peak = peak.max(r.stats.peak_bytes);
