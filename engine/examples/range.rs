@@ -33,8 +33,7 @@ fn main() {
         exps.push(r.stats.expanded);
         // FCA_LISTHARD=N lists the deals that took more than N expansions
         // (2000 when N is not a number).
-        if std::env::var("FCA_LISTHARD")
-            .is_ok_and(|v| r.stats.expanded > v.parse().unwrap_or(2000))
+        if std::env::var("FCA_LISTHARD").is_ok_and(|v| r.stats.expanded > v.parse().unwrap_or(2000))
         {
             println!("hard {n} {}", r.stats.expanded);
         }

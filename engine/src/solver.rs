@@ -138,17 +138,37 @@ impl Hasher for FpHasher {
     fn write_u128(&mut self, v: u128) {
         self.0 = v as u64;
     }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
 }
 
+/// The complete search's visited set: whole fingerprints (the proof's
+/// soundness bound above).
 type Visited = HashSet<u128, BuildHasherDefault<FpHasher>>;
 
+/// The portfolio's visited sets: the fingerprint's low 64 bits. The
+/// portfolio never proves anything (its solutions are replayed, its running
+/// dry only stops it), so a false "seen" (chance ~n^2 / 2^65, 3e-8 for a
+/// million positions) could only make it miss a line; half the bytes of
+/// `Visited` make its hottest table cheaper to probe.
+type Seen = HashSet<u64, BuildHasherDefault<FpHasher>>;
+
 fn set_bytes(cap: usize) -> u64 {
-    // hashbrown: buckets = next_pow2(cap * 8 / 7); 16 bytes + 1 control byte each.
+    table_bytes(cap, 16)
+}
+
+fn seen_bytes(cap: usize) -> u64 {
+    table_bytes(cap, 8)
+}
+
+/// hashbrown: buckets = next_pow2(cap * 8 / 7); a key and a control byte each.
+fn table_bytes(cap: usize, key: usize) -> u64 {
     if cap == 0 {
         return 0;
     }
     let buckets = (cap * 8 / 7).next_power_of_two().max(4);
-    (buckets * 17) as u64
+    (buckets * (key + 1)) as u64
 }
 
 struct Frame {
@@ -480,7 +500,7 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                 stats,
             }
         };
-    let portfolio_load = |runs: &[BestFirst], groups: &[((bool, bool), Visited)]| -> (u64, u64) {
+    let portfolio_load = |runs: &[BestFirst], groups: &[((bool, bool), Seen)]| -> (u64, u64) {
         let (gb, gs) = group_load(groups);
         (
             runs.iter().map(|r| r.bytes()).sum::<u64>() + gb,
@@ -564,7 +584,6 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                 }
                 Step::Budget => {}
                 Step::Exhausted => {
-                    let cfg = runs[i].cfg;
                     runs[i].done = true;
                     // With a shared set, the group's reachable set is
                     // expanded once every member of it has run dry: each
@@ -578,14 +597,11 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                     {
                         continue;
                     }
-                    if !cfg.pruned && !cfg.eager {
-                        // Every move and only safe automatic moves: the whole
-                        // reachable set was expanded without a win, exactly
-                        // what the complete search would prove.
-                        return finish(&runs, &dfs, Outcome::Unsolvable, None, peak, peak_stored);
-                    }
-                    // A pruned or eager run out of moves proves nothing
-                    // about the deal; the complete search decides.
+                    // Running out of moves proves nothing here, not even
+                    // for a configuration with every move and safe
+                    // automatic moves: the portfolio's visited sets keep 64
+                    // bits of each fingerprint (`Seen`). The complete
+                    // search decides.
                     exhausted.push(key);
                 }
                 Step::Limit(_) => break 'rounds,
@@ -682,22 +698,22 @@ const SHARE_AFTER_FIRST_ROUND: bool = true;
 
 /// One empty set of expanded positions per (pruned, eager) key that more
 /// than one configuration has.
-fn closed_groups(configs: &[Config]) -> Vec<((bool, bool), Visited)> {
-    let mut groups: Vec<((bool, bool), Visited)> = Vec::new();
+fn closed_groups(configs: &[Config]) -> Vec<((bool, bool), Seen)> {
+    let mut groups: Vec<((bool, bool), Seen)> = Vec::new();
     for c in configs {
         let k = (c.pruned, c.eager);
         let members = configs.iter().filter(|d| (d.pruned, d.eager) == k).count();
         if members > 1 && !groups.iter().any(|g| g.0 == k) {
-            groups.push((k, Visited::default()));
+            groups.push((k, Seen::default()));
         }
     }
     groups
 }
 
 /// Bytes and positions of the shared sets.
-fn group_load(groups: &[((bool, bool), Visited)]) -> (u64, u64) {
+fn group_load(groups: &[((bool, bool), Seen)]) -> (u64, u64) {
     (
-        groups.iter().map(|g| set_bytes(g.1.capacity())).sum(),
+        groups.iter().map(|g| seen_bytes(g.1.capacity())).sum(),
         groups.iter().map(|g| g.1.len() as u64).sum(),
     )
 }
@@ -788,7 +804,7 @@ struct BestFirst {
     expanded_nodes: Vec<(crate::board::Packed, u32)>,
     /// Waiting positions (indices into `nodes`) by priority.
     queue: BucketQueue,
-    visited: Visited,
+    visited: Seen,
     expanded: u64,
     done: bool,
     gen: Vec<Move>,
@@ -1009,7 +1025,7 @@ const INITIAL_ROOM: usize = 2048;
 fn initial_room(max_bytes: u64) -> usize {
     let mut room = INITIAL_ROOM;
     // Visited set, nodes, queue links and heads, packed expansions.
-    let per = 17 + 12 + 8 + 84 / 8;
+    let per = 9 + 12 + 8 + 84 / 8;
     while room > 16 && (room * per) as u64 > max_bytes / 16 {
         room /= 2;
     }
@@ -1024,8 +1040,8 @@ impl BestFirst {
         b.autoplay_with(&mut log, cfg.eager);
         // Most deals need a few hundred expansions: start with room for
         // them rather than growing the tables through many small sizes.
-        let mut visited = Visited::with_capacity_and_hasher(room, Default::default());
-        visited.insert(b.fingerprint());
+        let mut visited = Seen::with_capacity_and_hasher(room, Default::default());
+        visited.insert(b.fingerprint() as u64);
         let mut queue = BucketQueue::with_capacity(room);
         queue.push(0, 0);
         let mut nodes = Vec::with_capacity(room);
@@ -1055,7 +1071,7 @@ impl BestFirst {
     /// Bytes once `extra` more positions are generated and one more is
     /// expanded (counting reallocations), with the group's set of expanded
     /// positions `closed` if there is one.
-    fn bytes_after(&self, extra: usize, closed: Option<&Visited>) -> u64 {
+    fn bytes_after(&self, extra: usize, closed: Option<&Seen>) -> u64 {
         fn vec_bytes<T>(v: &Vec<T>, extra: usize) -> usize {
             let n = v.len() + extra;
             let size = std::mem::size_of::<T>();
@@ -1070,22 +1086,22 @@ impl BestFirst {
         let heap = self.queue.bytes_after(self.nodes.len() + extra);
         let v = self.visited.len() + extra;
         let set = if v > self.visited.capacity() {
-            set_bytes(self.visited.capacity()) + set_bytes(v * 2)
+            seen_bytes(self.visited.capacity()) + seen_bytes(v * 2)
         } else {
-            set_bytes(self.visited.capacity())
+            seen_bytes(self.visited.capacity())
         };
         let closed = closed.map_or(0, |c| {
             if c.len() + 1 > c.capacity() {
-                set_bytes(c.capacity()) + set_bytes((c.len() + 1) * 2)
+                seen_bytes(c.capacity()) + seen_bytes((c.len() + 1) * 2)
             } else {
-                set_bytes(c.capacity())
+                seen_bytes(c.capacity())
             }
         });
         (nodes + heap) as u64 + set + closed + self.scores.bytes()
     }
 
     fn bytes(&self) -> u64 {
-        set_bytes(self.visited.capacity())
+        seen_bytes(self.visited.capacity())
             + (self.nodes.capacity() * std::mem::size_of::<Child>()) as u64
             + (self.expanded_nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32)>())
                 as u64
@@ -1167,7 +1183,7 @@ impl BestFirst {
         limits: &Limits,
         t0: Instant,
         bytes_elsewhere: u64,
-        mut closed: Option<&mut Visited>,
+        mut closed: Option<&mut Seen>,
     ) -> Step {
         if self.root.is_won() {
             return Step::Solved(Vec::new());
@@ -1187,7 +1203,7 @@ impl BestFirst {
             // resumable exactly where it stopped.
             self.materialise(idx);
             self.cur_idx = NO_PARENT;
-            let fp = self.cur.fingerprint();
+            let fp = self.cur.fingerprint() as u64;
             if closed.as_deref().is_some_and(|c| c.contains(&fp)) {
                 // Another member of the group has expanded it.
                 self.queue.pop();
@@ -1246,7 +1262,7 @@ impl BestFirst {
                     cur.apply(m);
                     cur.autoplay_after(&mut self.log, m, self.cfg.eager)
                 };
-                if self.visited.insert(cur.fingerprint()) {
+                if self.visited.insert(cur.fingerprint() as u64) {
                     self.nodes.push(Child {
                         parent: me,
                         mv: m,
