@@ -1,19 +1,24 @@
-//! The solver: one depth-first search that is both fast and complete.
+//! The solver: a portfolio of best-first searches that finds most solutions
+//! quickly, and a complete depth-first search that decides the rest.
 //!
 //! Design (docs/SOLVER.md has the long form):
 //! - Edges are the variant's moves: every single-card move plus multi-card
 //!   moves within the variant's move rule (shorthand for single-card moves,
 //!   so they add no position a single-card search would not reach — except
 //!   under `unlimited`, where long sequence moves are the rules themselves).
-//!   After every move the safe automatic foundation moves are played
-//!   (`Board::is_safe_home`).
-//! - Children are ordered best-first by a heuristic, so most deals fall to a
-//!   nearly greedy descent; a visited set of canonical fingerprints stops
-//!   repeats. When the whole reachable graph has been visited without a win
-//!   the deal is *proved* unsolvable: the single-card move graph is a
-//!   subgraph of what was searched.
-//! - The solution found is shortened afterwards by jumping ahead whenever
-//!   one move from a position on the path reaches a later position.
+//! - The portfolio (`PORTFOLIO`): three greedy best-first searches over
+//!   pruned moves with eager automatic moves, run round-robin with doubling
+//!   quotas and sharing the positions they have expanded. It only ever
+//!   finds solutions; running out of positions proves nothing.
+//! - The complete search joins the rounds late and decides alone if the
+//!   portfolio's cap is reached: depth-first over every move, children
+//!   ordered by the heuristic, after every move the *safe* automatic
+//!   foundation moves (`Board::is_safe_home`), and a visited set of
+//!   canonical fingerprints. When the whole reachable graph has been
+//!   visited without a win the deal is *proved* unsolvable: the single-card
+//!   move graph is a subgraph of what was searched.
+//! - A depth-first solution is shortened afterwards by jumping ahead
+//!   whenever one move from a position on the path reaches a later position.
 //!
 //! Soundness of the visited set: positions are identified by a 128-bit
 //! fingerprint (`Board::fingerprint`). Treating it as a uniformly random
