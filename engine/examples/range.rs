@@ -26,7 +26,16 @@ fn main() {
     let mut exps = Vec::new();
     let mut peak = 0u64;
     let mut worst = (0u64, 0u64);
-    for n in start..=end {
+    // FCA_DEALS_FILE: deal numbers, one per line, instead of START..=END.
+    let deals: Vec<u64> = match std::env::var("FCA_DEALS_FILE") {
+        Ok(f) => std::fs::read_to_string(f)
+            .unwrap()
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect(),
+        Err(_) => (start..=end).collect(),
+    };
+    for n in deals {
         let b = Board::deal(n, v).unwrap();
         let r = solve(&b, &limits);
         expanded += r.stats.expanded;
