@@ -292,6 +292,22 @@ def test_known_answers(n: int, cells: int, outcome: str) -> None:
         assert r.solution == () and r.solution_length_multi is None and r.limit_reason is None
 
 
+# Deals whose heavy tail once defeated the search, now solved in well under
+# a second: a regression here would otherwise show up first in a
+# million-deal run.
+HARD = [
+    (473309, 4),  # `limit` after 24 M expansions without the fourth member
+    (6240, 3),  # the final complete search needed 3.9 M expansions before sharing
+]
+
+
+@pytest.mark.parametrize(("n", "cells"), HARD)
+def test_hard_deals_get_a_verdict(n: int, cells: int) -> None:
+    r = analyzer.solve(n, cells=cells)
+    assert r.outcome == "solved", (r.outcome, r.limit_reason, r.positions_expanded)
+    assert_replays_to_a_win(r)
+
+
 @pytest.mark.parametrize("move_rule", ["single", "doubling", "unlimited"])
 def test_known_answers_do_not_depend_on_the_move_rule(move_rule: str) -> None:
     for n, cells, outcome in KNOWN:
