@@ -209,7 +209,7 @@ def deal(n: int, variant: VariantLike = "freecell", *, cells: int | None = None)
 class Limits:
     """Budgets for one search; hitting one gives outcome `limit`."""
 
-    max_positions: int = 20_000_000
+    max_positions: int = 100_000_000
     max_bytes: int = 1 << 30
     max_seconds: float | None = None
 

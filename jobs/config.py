@@ -105,7 +105,7 @@ class RunConfig:
         return int(self.limits.max_bytes * TASK_MEMORY_FACTOR) + TASK_MEMORY_OVERHEAD
 
     def describe(self) -> str:
-        """One line for logs: ``freecell (product), cells 4, max 20000000 positions``."""
+        """One line for logs: ``freecell (product), cells 4, max 100000000 positions``."""
         v = self.variant
         cells = f"min-cells {self.cells[0]}..{self.cells[-1]}" if self.min_cells else "cells " + _cells_text(self.cells)
         lim = self.limits

@@ -170,7 +170,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cells", type=int, metavar="K", help="with --min-cells: the most cells tried (default: 8)")
     p.add_argument("--move-rule", choices=("single", "product", "doubling", "unlimited"), help="multi-card move rule")
     lim = p.add_argument_group("per-deal limits (a deal that hits one gets outcome 'limit')")
-    lim.add_argument("--max-positions", type=parse_count, metavar="N", help="positions per search, e.g. 2M (default: 20M)")
+    lim.add_argument("--max-positions", type=parse_count, metavar="N", help="positions per search, e.g. 2M (default: 100M; the 1G byte budget binds first)")
     lim.add_argument("--max-bytes", type=parse_bytes, metavar="B", help="memory per search, e.g. 1G (default: 1G)")
     lim.add_argument("--max-seconds", type=float, metavar="S", help="seconds per search (default: none)")
     ray_ = p.add_argument_group("execution")

@@ -16,7 +16,10 @@ fn main() {
     let limits = Limits {
         max_positions: std::env::var("FCA_MAXPOS")
             .map(|s| s.parse().unwrap())
-            .unwrap_or(20_000_000),
+            .unwrap_or(Limits::default().max_positions),
+        max_bytes: std::env::var("FCA_MAXBYTES")
+            .map(|s| s.parse().unwrap())
+            .unwrap_or(Limits::default().max_bytes),
         ..Limits::default()
     };
     let t0 = Instant::now();
