@@ -398,11 +398,12 @@ pub const PORTFOLIO: [Config; 4] = [
 /// First quota (expansions per configuration); doubled every round.
 pub const PORTFOLIO_QUOTA: u64 = 200;
 /// Total expansions the portfolio may spend before the complete search.
-/// With shared visited sets, 4 M lets the portfolio settle the four 3-cell
-/// deals of MS 1..32000 that reach 1 M (6240, 11230, 13584, 14904:
-/// 13.8 M expansions with a 1 M cap, 9.0 M with 4 M); none reaches 4 M.
-/// It costs memory: peak 552 MB instead of 212 MB on that run (a byte limit
-/// still hands over to the complete search, which then has all the memory).
+/// Measured with the first form of sharing (every generated position): 4 M
+/// let the portfolio settle the four 3-cell deals of MS 1..32000 that
+/// reached 1 M (6240, 11230, 13584, 14904: 13.8 M expansions with a 1 M
+/// cap, 9.0 M with 4 M), at a peak of 552 MB instead of 212 MB. With the
+/// current portfolio only MS 11230 (3 cells) reaches 4 M. A byte limit
+/// still hands over to the complete search, which then has all the memory.
 pub const PORTFOLIO_CAP: u64 = 4_000_000;
 
 fn portfolio() -> Vec<Config> {
@@ -701,7 +702,8 @@ pub const DFS_START: u64 = 3200;
 /// skips a position another has expanded (it still queues what it
 /// generates, so no member loses a line only because another has queued
 /// it). They split the hard deals' search instead of each repeating it
-/// (measured on MS 1..32000: expansions 8.05 M -> 7.64 M with 4 cells;
+/// (measured on MS 1..32000 with the portfolio of the time, which still
+/// had an unpruned member: expansions 8.05 M -> 7.64 M with 4 cells;
 /// 3 cells, with `PORTFOLIO_CAP` 4 M, 85.0 M -> 64.6 M). Sharing every
 /// *generated* position instead saved as much in total but let members
 /// block each other's lines: MS 11230 with 3 cells went from 28 k
@@ -1219,12 +1221,21 @@ impl BestFirst {
             // resumable exactly where it stopped.
             self.materialise(idx);
             self.cur_idx = NO_PARENT;
-            let fp = self.cur.fingerprint() as u64;
-            if closed.as_deref().is_some_and(|c| c.contains(&fp)) {
-                // Another member of the group has expanded it.
-                self.queue.pop();
-                continue;
-            }
+            // Only a shared set needs the fingerprint now; settling first
+            // means the expansion below does not mix the columns again.
+            let fp = match closed.as_deref() {
+                Some(c) => {
+                    self.cur.settle();
+                    let fp = self.cur.fingerprint() as u64;
+                    if c.contains(&fp) {
+                        // Another member of the group has expanded it.
+                        self.queue.pop();
+                        continue;
+                    }
+                    fp
+                }
+                None => 0,
+            };
             let cur = &mut self.cur;
             self.gen.clear();
             if self.cfg.pruned {
