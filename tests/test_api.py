@@ -308,6 +308,16 @@ def test_hard_deals_get_a_verdict(n: int, cells: int) -> None:
     assert_replays_to_a_win(r)
 
 
+def test_members_sharing_positions_do_not_block_a_winning_descent() -> None:
+    # MS 11230 with 3 cells: when any position another member had expanded
+    # was skipped, member 1 lost its winning line to member 4 and the deal
+    # took 7.56 M expansions (`limit` under this budget, after 1.3 M); now a
+    # descent is only blocked by a line another member has followed (16 k).
+    r = analyzer.solve(11230, cells=3, limits=Limits(max_positions=1_000_000))
+    assert r.outcome == "solved", (r.outcome, r.limit_reason, r.positions_expanded)
+    assert_replays_to_a_win(r)
+
+
 @pytest.mark.parametrize("move_rule", ["single", "doubling", "unlimited"])
 def test_known_answers_do_not_depend_on_the_move_rule(move_rule: str) -> None:
     for n, cells, outcome in KNOWN:
