@@ -414,7 +414,8 @@ pub const STAGNATION_ROUNDS: u32 = 5;
 /// let the portfolio settle the four 3-cell deals of MS 1..32000 that
 /// reached 1 M (6240, 11230, 13584, 14904: 13.8 M expansions with a 1 M
 /// cap, 9.0 M with 4 M), at a peak of 552 MB instead of 212 MB. With the
-/// current portfolio only MS 11230 (3 cells) reaches 4 M. A byte limit
+/// current portfolio no deal of MS 1..32000 reaches 4 M (the costliest,
+/// 13584 with 3 cells, is unsolvable: 2.2 M expansions in all). A byte limit
 /// still hands over to the complete search, which then has all the memory.
 pub const PORTFOLIO_CAP: u64 = 4_000_000;
 
