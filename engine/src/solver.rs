@@ -1250,8 +1250,13 @@ impl BestFirst {
     /// solve, which started at `t0`.
     ///
     /// `closed`: the positions expanded by this search's group (see
-    /// `SHARE_AFTER_FIRST_ROUND`); a popped position in it is skipped, and
-    /// every position expanded here is added to it.
+    /// `SHARE_AFTER_FIRST_ROUND`); a popped position in it is skipped (if
+    /// followed, when descending), and every position expanded here is
+    /// added to it, with a "followed" mark for its parent.
+    ///
+    /// `stag` (0: none): also stop, with `Step::Budget`, once this turn has
+    /// gone `stag` expansions without a new lowest heuristic value
+    /// (`STAGNATION`).
     fn run(
         &mut self,
         until: u64,
