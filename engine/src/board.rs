@@ -10,7 +10,6 @@ use std::fmt;
 /// most 12 built on top (ranks descend), so 25 fit; 32 keeps rows aligned.
 pub const COL_CAP: usize = 32;
 const NO_CARD: u8 = 0xFF;
-const NO_COLUMN: u8 = 0xFF;
 
 /// Offsets in a `Packed` board.
 const PACK_LENS: usize = 0;
@@ -1000,39 +999,35 @@ impl Board {
         } else {
             0
         };
-        // Column to column. `top_at[card]` is the column whose top card is
-        // `card`: a run card of rank r can only go onto one of the four
-        // cards of rank r + 1, so each source needs a few lookups instead of
-        // a scan of every destination. Moves are emitted by destination.
-        let mut top_at = [NO_COLUMN; 56];
-        // The suits a card of each suit builds on (the rank is one higher).
-        let onto_suits: [u8; 4] = std::array::from_fn(|suit| {
+        // Column to column. `onto_cols[card]` is the set of columns whose top
+        // card `card` builds on (a card of rank r can only go onto one of
+        // the cards of rank r + 1), filled from the columns' tops, so each
+        // source needs one lookup per run card instead of a scan of every
+        // destination. Moves are emitted by destination.
+        let mut onto_cols = [0u16; 52];
+        // For each suit, the suits of the cards that build on it (one rank
+        // lower).
+        let under_suits: [u8; 4] = std::array::from_fn(|suit| {
             (0..4u8)
-                .filter(|&o| v.builds_on(Card::new(0, suit as u8), Card::new(1, o)))
-                .fold(0, |m, o| m | 1 << o)
+                .filter(|&u| v.builds_on(Card::new(0, u), Card::new(1, suit as u8)))
+                .fold(0, |m, u| m | 1 << u)
         });
         for i in 0..nc {
             let l = self.lens[i] as usize;
             if l > 0 {
-                top_at[self.cols[i][l - 1] as usize] = i as u8;
-            }
-        }
-        // The columns whose top card `c` builds on, as a bit set.
-        let parents = |c: Card| -> u16 {
-            let up = (c.rank() as usize + 1) * 4;
-            let mut m = 0u16;
-            if up < 52 {
-                let mut suits = onto_suits[c.suit() as usize];
-                while suits != 0 {
-                    let dst = top_at[up + suits.trailing_zeros() as usize];
-                    suits &= suits - 1;
-                    if dst != NO_COLUMN {
-                        m |= 1 << dst;
+                let t = Card(self.cols[i][l - 1]);
+                if t.rank() > 0 {
+                    let below = (t.rank() as usize - 1) * 4;
+                    let mut suits = under_suits[t.suit() as usize];
+                    while suits != 0 {
+                        onto_cols[below + suits.trailing_zeros() as usize] |= 1 << i;
+                        suits &= suits - 1;
                     }
                 }
             }
-            m
-        };
+        }
+        // The columns whose top card `c` builds on, as a bit set.
+        let parents = |c: Card| -> u16 { onto_cols[c.0 as usize] };
         let empty_dst: u16 = if empty_cols == 0 {
             0
         } else if all {
@@ -1113,15 +1108,20 @@ impl Board {
         }
         // Column to cell.
         if empty_cells > 0 {
+            let keep_runs = pruned && !prune_cells_off();
             for src in 0..nc {
-                if self.lens[src] == 0 || (pruned && runs[src] > 1 && !prune_cells_off()) {
+                if self.lens[src] == 0 || (keep_runs && runs[src] > 1) {
+                    continue;
+                }
+                if !all {
+                    let cell = first_empty_cell as u8;
+                    out.push(Move::new(Loc::Column(src as u8), Loc::Cell(cell), 1));
                     continue;
                 }
                 for cell in 0..ncells {
-                    if self.cells[cell] != NO_CARD || (!all && cell != first_empty_cell) {
-                        continue;
+                    if self.cells[cell] == NO_CARD {
+                        out.push(Move::new(Loc::Column(src as u8), Loc::Cell(cell as u8), 1));
                     }
-                    out.push(Move::new(Loc::Column(src as u8), Loc::Cell(cell as u8), 1));
                 }
             }
         }
