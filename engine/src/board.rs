@@ -955,41 +955,58 @@ impl Board {
         let v = self.variant;
         let nc = self.ncols();
         let ncells = self.ncells();
-        // Per column: length, top card, run length (computed once).
+        // Column to column (below) looks up `onto_cols[card]`: the set of
+        // columns whose top card `card` builds on (a card of rank r can only
+        // go onto one of the cards of rank r + 1), filled from the columns'
+        // tops, so each source needs one lookup per run card instead of a
+        // scan of every destination.
+        let mut onto_cols = [0u16; 52];
+        // For each suit, the suits of the cards that build on it (one rank
+        // lower).
+        let under_suits: [u8; 4] = std::array::from_fn(|suit| {
+            (0..4u8)
+                .filter(|&u| v.builds_on(Card::new(0, u), Card::new(1, suit as u8)))
+                .fold(0, |m, u| m | 1 << u)
+        });
+        // One pass over the columns, then one over the cells: run lengths,
+        // empties, `onto_cols`, and the moves to the foundations (columns'
+        // first, then cells').
         let mut runs = [0usize; MAX_COLUMNS];
         let mut empty_cols = 0u32;
         let mut first_empty_col = usize::MAX;
         for i in 0..nc {
-            if self.lens[i] == 0 {
+            let l = self.lens[i] as usize;
+            if l == 0 {
                 empty_cols += 1;
                 if first_empty_col == usize::MAX {
                     first_empty_col = i;
                 }
-            } else {
-                runs[i] = self.run_len(i);
+                continue;
+            }
+            runs[i] = self.run_len(i);
+            let t = Card(self.cols[i][l - 1]);
+            if self.can_found(t) {
+                out.push(self.home_move(Loc::Column(i as u8), t));
+            }
+            if t.rank() > 0 {
+                let below = (t.rank() as usize - 1) * 4;
+                let mut suits = under_suits[t.suit() as usize];
+                while suits != 0 {
+                    onto_cols[below + suits.trailing_zeros() as usize] |= 1 << i;
+                    suits &= suits - 1;
+                }
             }
         }
         let mut empty_cells = 0u32;
         let mut first_empty_cell = usize::MAX;
         for i in 0..ncells {
-            if self.cells[i] == NO_CARD {
+            let c = self.cells[i];
+            if c == NO_CARD {
                 empty_cells += 1;
                 if first_empty_cell == usize::MAX {
                     first_empty_cell = i;
                 }
-            }
-        }
-        // To the foundations (from columns and cells).
-        for i in 0..nc {
-            if let Some(t) = self.top(i) {
-                if self.can_found(t) {
-                    out.push(self.home_move(Loc::Column(i as u8), t));
-                }
-            }
-        }
-        for i in 0..ncells {
-            let c = self.cells[i];
-            if c != NO_CARD && self.can_found(Card(c)) {
+            } else if self.can_found(Card(c)) {
                 out.push(self.home_move(Loc::Cell(i as u8), Card(c)));
             }
         }
@@ -999,33 +1016,7 @@ impl Board {
         } else {
             0
         };
-        // Column to column. `onto_cols[card]` is the set of columns whose top
-        // card `card` builds on (a card of rank r can only go onto one of
-        // the cards of rank r + 1), filled from the columns' tops, so each
-        // source needs one lookup per run card instead of a scan of every
-        // destination. Moves are emitted by destination.
-        let mut onto_cols = [0u16; 52];
-        // For each suit, the suits of the cards that build on it (one rank
-        // lower).
-        let under_suits: [u8; 4] = std::array::from_fn(|suit| {
-            (0..4u8)
-                .filter(|&u| v.builds_on(Card::new(0, u), Card::new(1, suit as u8)))
-                .fold(0, |m, u| m | 1 << u)
-        });
-        for i in 0..nc {
-            let l = self.lens[i] as usize;
-            if l > 0 {
-                let t = Card(self.cols[i][l - 1]);
-                if t.rank() > 0 {
-                    let below = (t.rank() as usize - 1) * 4;
-                    let mut suits = under_suits[t.suit() as usize];
-                    while suits != 0 {
-                        onto_cols[below + suits.trailing_zeros() as usize] |= 1 << i;
-                        suits &= suits - 1;
-                    }
-                }
-            }
-        }
+        // Moves are emitted by source, then destination.
         // The columns whose top card `c` builds on, as a bit set.
         let parents = |c: Card| -> u16 { onto_cols[c.0 as usize] };
         let empty_dst: u16 = if empty_cols == 0 {
