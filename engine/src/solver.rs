@@ -543,6 +543,16 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     };
     'rounds: while spent < cap {
         let sharing = SHARE_AFTER_FIRST_ROUND && budget > quota;
+        // While the rounds are short, a member's turn ends early when it
+        // stops improving (`STAGNATION`), or late, at twice the round's
+        // quota, while it keeps improving.
+        let round = budget / quota;
+        let stag = if round < 1 << STAGNATION_ROUNDS {
+            stagnation * round
+        } else {
+            0
+        };
+        let round_budget = if stag > 0 { 2 * budget } else { budget };
         for i in 0..configs.len() {
             if i == runs.len() {
                 // Start configurations lazily, so that tiny budgets are honoured.
@@ -586,16 +596,6 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             stored_elsewhere += dfs.visited.len() as u64 + gs - os;
             let r = &mut runs[i];
             let before = r.expanded;
-            // While the rounds are short, a member's turn ends early when
-            // it stops improving (`STAGNATION`), or late, at twice the
-            // round's quota, while it keeps improving.
-            let round = budget / quota;
-            let stag = if round < 1 << STAGNATION_ROUNDS {
-                stagnation * round
-            } else {
-                0
-            };
-            let round_budget = if stag > 0 { 2 * budget } else { budget };
             let target = round_budget.min(before + (cap - spent));
             let mut lim = *limits;
             lim.max_positions = limits.max_positions.saturating_sub(stored_elsewhere);
@@ -867,7 +867,8 @@ struct BestFirst {
     /// The low 64 bits of the fingerprints of `expanded_nodes`, where a
     /// shared set needed them (0 otherwise).
     expanded_fps: Vec<u64>,
-    /// The lowest heuristic value expanded so far, and when it was reached.
+    /// The lowest heuristic value expanded in turns that can stall, and
+    /// when it was reached.
     best_h: i32,
     last_improve: u64,
     /// Waiting positions (indices into `nodes`) by priority.
@@ -1354,10 +1355,14 @@ impl BestFirst {
                 *c = self.scores.col_score(cur, i, need, &w);
                 col_sum += *c;
             }
-            let h = global_score(cur, &w) + col_sum;
-            if h < self.best_h {
-                self.best_h = h;
-                self.last_improve = self.expanded;
+            if stag > 0 {
+                // Only a turn that can stall needs the heuristic value
+                // (stalling is limited to the first rounds).
+                let h = global_score(cur, &w) + col_sum;
+                if h < self.best_h {
+                    self.best_h = h;
+                    self.last_improve = self.expanded;
+                }
             }
             for k in 0..self.gen.len() {
                 let m = self.gen[k];
