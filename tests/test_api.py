@@ -296,24 +296,19 @@ def test_known_answers(n: int, cells: int, outcome: str) -> None:
 # a second: a regression here would otherwise show up first in a
 # million-deal run.
 HARD = [
-    (473309, 4),  # `limit` after 24 M expansions without the fourth member
-    (6240, 3),  # the final complete search needed 3.9 M expansions before sharing
+    (473309, 4, Limits()),  # `limit` after 24 M expansions without the fourth member
+    (6240, 3, Limits()),  # the final complete search needed 3.9 M expansions before sharing
+    # When any position another member had expanded was skipped, member 1
+    # lost its winning line to member 4 and the deal took 7.56 M expansions
+    # (`limit` under this budget, after 1.3 M); now a descent is only blocked
+    # by a line another member has followed (16 k).
+    (11230, 3, Limits(max_positions=1_000_000)),
 ]
 
 
-@pytest.mark.parametrize(("n", "cells"), HARD)
-def test_hard_deals_get_a_verdict(n: int, cells: int) -> None:
-    r = analyzer.solve(n, cells=cells)
-    assert r.outcome == "solved", (r.outcome, r.limit_reason, r.positions_expanded)
-    assert_replays_to_a_win(r)
-
-
-def test_members_sharing_positions_do_not_block_a_winning_descent() -> None:
-    # MS 11230 with 3 cells: when any position another member had expanded
-    # was skipped, member 1 lost its winning line to member 4 and the deal
-    # took 7.56 M expansions (`limit` under this budget, after 1.3 M); now a
-    # descent is only blocked by a line another member has followed (16 k).
-    r = analyzer.solve(11230, cells=3, limits=Limits(max_positions=1_000_000))
+@pytest.mark.parametrize(("n", "cells", "limits"), HARD)
+def test_hard_deals_get_a_verdict(n: int, cells: int, limits: Limits) -> None:
+    r = analyzer.solve(n, cells=cells, limits=limits)
     assert r.outcome == "solved", (r.outcome, r.limit_reason, r.positions_expanded)
     assert_replays_to_a_win(r)
 
