@@ -213,6 +213,9 @@ pub struct Board {
     /// add and subtract table entries, and `fingerprint` mixes just these,
     /// so a move and its undo cost no `mix` at all.
     dirty: u16,
+    /// A 64-bit fingerprint (`set_narrow`): each column's mix is one
+    /// `fmix64` of the low half of its hash instead of `mix`'s three.
+    narrow: bool,
 }
 
 impl PartialEq for Board {
@@ -254,6 +257,7 @@ impl Board {
             col_mix: [EMPTY_MIX; MAX_COLUMNS],
             fp: 0,
             dirty: 0,
+            narrow: false,
         };
         b.fp = b.compute_fp();
         b
@@ -435,10 +439,29 @@ impl Board {
                 h = h.wrapping_add(TABLES.0[c as usize][d]);
             }
             self.col_hash[i] = h;
-            self.col_mix[i] = mix(h);
+            self.col_mix[i] = self.mix_col(h);
         }
         self.fp = self.compute_fp();
         self.dirty = 0;
+    }
+
+    /// A column hash's contribution to the fingerprint.
+    #[inline]
+    fn mix_col(&self, h: u128) -> u128 {
+        if self.narrow {
+            fmix64(h as u64 ^ 0x243F_6A88_85A3_08D3) as u128
+        } else {
+            mix(h)
+        }
+    }
+
+    /// With `narrow`, only the low 64 bits of `fingerprint` are a
+    /// fingerprint (the high half is not), at a third of the mixing: for
+    /// searches that keep 64 bits anyway (the portfolio, which never proves
+    /// anything). Never for a proof: its soundness bound needs all 128.
+    pub fn set_narrow(&mut self, narrow: bool) {
+        self.narrow = narrow;
+        self.rehash();
     }
 
     /// The 128-bit fingerprint of the canonical position: equal for positions
@@ -452,7 +475,7 @@ impl Board {
             d &= d - 1;
             fp = fp
                 .wrapping_sub(self.col_mix[i])
-                .wrapping_add(mix(self.col_hash[i]));
+                .wrapping_add(self.mix_col(self.col_hash[i]));
         }
         fp
     }
@@ -466,7 +489,7 @@ impl Board {
         while d != 0 {
             let i = d.trailing_zeros() as usize;
             d &= d - 1;
-            let m = mix(self.col_hash[i]);
+            let m = self.mix_col(self.col_hash[i]);
             self.fp = self.fp.wrapping_sub(self.col_mix[i]).wrapping_add(m);
             self.col_mix[i] = m;
         }
@@ -523,17 +546,23 @@ impl Board {
     /// cards in turn.
     #[inline]
     pub fn pack(&self) -> Packed {
-        let mut p = [NO_CARD; 80];
+        // Whole column arrays are copied (fixed-size copies, no call to
+        // `memcpy`), each overwriting the previous one's tail; two blocks of
+        // NO_CARD then cover the rest (at most 80 - PACK_CARDS bytes).
+        const _: () = assert!(80 - PACK_CARDS <= 2 * COL_CAP);
+        let mut p = [NO_CARD; 80 + 2 * COL_CAP];
         p[PACK_LENS..PACK_LENS + MAX_COLUMNS].copy_from_slice(&self.lens);
         p[PACK_FOUND..PACK_FOUND + 4].copy_from_slice(&self.found);
         p[PACK_CELLS..PACK_CELLS + MAX_CELLS].copy_from_slice(&self.cells);
         let mut i = PACK_CARDS;
         for c in 0..self.ncols() {
-            let col = self.column(c);
-            p[i..i + col.len()].copy_from_slice(col);
-            i += col.len();
+            p[i..i + COL_CAP].copy_from_slice(&self.cols[c]);
+            i += self.lens[c] as usize;
         }
-        Packed(p)
+        p[i..i + 2 * COL_CAP].fill(NO_CARD);
+        let mut out = [0u8; 80];
+        out.copy_from_slice(&p[..80]);
+        Packed(out)
     }
 
     /// The board `pack` stored (same variant).
@@ -564,7 +593,7 @@ impl Board {
             }
             i += l;
             self.col_hash[c] = h;
-            self.col_mix[c] = mix(h);
+            self.col_mix[c] = self.mix_col(h);
         }
         self.fp = self.compute_fp();
         self.dirty = 0;

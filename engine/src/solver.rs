@@ -1105,6 +1105,8 @@ impl BestFirst {
     fn new(board: &Board, cfg: Config, max_bytes: u64) -> Self {
         let room = initial_room(max_bytes);
         let mut b = board.clone();
+        // The visited sets keep 64 bits (`Seen`).
+        b.set_narrow(true);
         let mut log = Vec::new();
         b.autoplay_with(&mut log, cfg.eager);
         // Most deals need a few hundred expansions: start with room for
