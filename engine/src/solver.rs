@@ -1730,14 +1730,23 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
     let mut auto = Vec::new();
     let mut single: Option<u32> = Some(0);
     let mut log = Vec::new();
+    // `after`: the move just played, from a position at the automatic-move
+    // fixpoint (`Board::autoplay_after`); None at the start.
     let mut push_autos = |b: &mut Board,
+                          after: Option<Move>,
                           moves: &mut Vec<Move>,
                           notation: &mut Vec<String>,
                           auto: &mut Vec<bool>,
                           single: &mut Option<u32>| {
         // Play them, take them back, then write each in its own position.
         log.clear();
-        let n = b.autoplay_with(&mut log, eager);
+        let n = match after {
+            Some(m) => b.autoplay_after(&mut log, m, eager),
+            None => b.autoplay_with(&mut log, eager),
+        };
+        if n == 0 {
+            return;
+        }
         let played: Vec<Move> = log[log.len() - n..].to_vec();
         b.undo_autoplay(&mut log, n);
         for first in played {
@@ -1750,7 +1759,14 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
             }
         }
     };
-    push_autos(&mut b, &mut moves, &mut notation, &mut auto, &mut single);
+    push_autos(
+        &mut b,
+        None,
+        &mut moves,
+        &mut notation,
+        &mut auto,
+        &mut single,
+    );
     for &m in path {
         notation.push(b.move_to_notation(m));
         let cards = Board::move_cards(m) as u32;
@@ -1762,7 +1778,14 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
         b.apply(m);
         moves.push(m);
         auto.push(false);
-        push_autos(&mut b, &mut moves, &mut notation, &mut auto, &mut single);
+        push_autos(
+            &mut b,
+            Some(m),
+            &mut moves,
+            &mut notation,
+            &mut auto,
+            &mut single,
+        );
     }
     debug_assert!(b.is_won());
     Solution {
