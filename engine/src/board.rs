@@ -125,7 +125,7 @@ impl From<DealNumberError> for BoardError {
 // cards (foundations follow from the rest). Its 128-bit fingerprint is
 //   sum over columns of mix(Z(column))  +  sum over cell cards of C[card]
 // (wrapping), where Z(column) = sum of T[card][depth] (Zobrist) and `mix` is a
-// bijective Feistel finaliser, so column and cell order never matter and a
+// bijective finaliser of each half, so column and cell order never matter and a
 // move updates it in O(1). Tables come from splitmix64 with a fixed seed, so
 // fingerprints (and therefore searches) are deterministic.
 // ---------------------------------------------------------------------------
@@ -172,14 +172,14 @@ const fn fmix64(mut k: u64) -> u64 {
     k ^ (k >> 33)
 }
 
-/// A bijective non-linear mixer (three Feistel rounds of murmur3's finaliser).
+/// A bijective non-linear mixer: murmur3's finaliser on each half. The
+/// halves of a column hash are sums of independent random table halves, so
+/// the fingerprint's halves are two independent 64-bit fingerprints (the
+/// low one is `Board::set_narrow`'s); a false match needs both to collide.
 #[inline]
 const fn mix(x: u128) -> u128 {
-    let mut lo = (x as u64) ^ 0x243F_6A88_85A3_08D3;
-    let mut hi = ((x >> 64) as u64) ^ 0x1319_8A2E_0370_7344;
-    hi ^= fmix64(lo);
-    lo ^= fmix64(hi);
-    hi ^= fmix64(lo);
+    let lo = fmix64((x as u64) ^ 0x243F_6A88_85A3_08D3);
+    let hi = fmix64(((x >> 64) as u64) ^ 0x1319_8A2E_0370_7344);
     ((hi as u128) << 64) | lo as u128
 }
 
@@ -449,6 +449,7 @@ impl Board {
     #[inline]
     fn mix_col(&self, h: u128) -> u128 {
         if self.narrow {
+            // The low half of `mix`.
             fmix64(h as u64 ^ 0x243F_6A88_85A3_08D3) as u128
         } else {
             mix(h)
