@@ -1541,8 +1541,12 @@ impl<'a> Search<'a> {
         self.scratch.clear();
         self.b.gen_moves(&mut self.scratch, false);
         let need = next_needed(&self.b.foundations());
+        let prev = mv.filter(|_| autos == 0);
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
+            if prev.is_some_and(|p| undoes(p, m)) {
+                continue;
+            }
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
             if !self.visited.contains(&self.b.fingerprint()) {
@@ -1703,6 +1707,27 @@ impl<'a> Search<'a> {
         let path = shorten(&self.start, &path, false);
         describe(&self.start, &path, false)
     }
+}
+
+/// Whether `m`, played right after `prev` with no automatic move between,
+/// only takes `prev` back: the same cards return where they came from (to
+/// any free cell, if from one), so it reaches the position before `prev`
+/// up to the order of cells, which fingerprints ignore: a position already
+/// stored. Skipping such a child changes nothing but the work (the
+/// complete search: the same 9.33 M expansions on the 199 unsolvable 3-cell
+/// deals of MS 1..32000, -2 % CPU; the portfolio's pruned moves rarely
+/// undo, and there the test cost 2 %). A park from the column `prev` filled
+/// is not one.
+#[inline]
+fn undoes(prev: Move, m: Move) -> bool {
+    prev.to != Loc::Foundation
+        && !is_park(m)
+        && m.from == prev.to
+        && m.count == prev.count
+        && match prev.from {
+            Loc::Cell(_) => matches!(m.to, Loc::Cell(_)),
+            from => m.to == from,
+        }
 }
 
 /// Replays `moves` (each followed by automatic moves) from `start`,
@@ -2003,6 +2028,46 @@ mod tests {
                 .unwrap_or_else(|e| panic!("move {i} {s}: {e}"));
         }
         assert!(b.is_won());
+    }
+
+    #[test]
+    fn a_move_that_undoes_the_last_reaches_its_start() {
+        // Walks through real games; wherever `undoes` says a move takes the
+        // previous one back, it must lead to the position before that one.
+        let mut checked = 0;
+        for deal in 1..=40u64 {
+            let cells = (deal % 5) as u8;
+            let mut b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
+            let mut log = Vec::new();
+            b.autoplay(&mut log);
+            let mut x = deal;
+            for _ in 0..300 {
+                let mut moves = Vec::new();
+                b.gen_moves(&mut moves, false);
+                if moves.is_empty() {
+                    break;
+                }
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let prev = moves[(x >> 33) as usize % moves.len()];
+                let before = b.fingerprint();
+                b.apply(prev);
+                if b.autoplay_after(&mut log, prev, false) > 0 {
+                    continue;
+                }
+                let mut next = Vec::new();
+                b.gen_moves(&mut next, false);
+                for m in next.into_iter().filter(|&m| undoes(prev, m)) {
+                    let mut c = b.clone();
+                    c.apply(m);
+                    assert_eq!(c.autoplay_after(&mut log, m, false), 0);
+                    assert_eq!(c.fingerprint(), before, "{prev:?} then {m:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 
     #[test]
