@@ -421,7 +421,7 @@ pub const STAGNATION_ROUNDS: u32 = 5;
 /// 44780 1.7 k -> 6.4 k, 77077 4.9 k -> 15.7 k; the 740 costliest deals of
 /// MS 1..1,000,000: 21.79 M -> 21.61 M, among them the unsolvable 495505
 /// 43 k -> 29 k and 517776 111 k -> 69 k, and 302963 134 k -> 56 k. With 3
-/// cells the same rule stopped the portfolio on 57 solvable deals of MS
+/// cells the same rule stopped the portfolio on 58 solvable deals of MS
 /// 1..32000 (15836: 2.2 k -> 3.8 M expansions; two ended as `limit`), so it
 /// is off below 4 cells.
 pub const BLOCKED_HOME: u32 = 2;
@@ -726,6 +726,9 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         // The time budget is the whole solve's.
         dfs.t0 = t0;
     }
+    // A search that gets here is a long one: start its visited set large
+    // rather than growing it through every size (MS 11982: -3 % CPU).
+    dfs.reserve(ALONE_ROOM);
     loop {
         if let DfsStep::Done(r) = dfs.resume(u64::MAX, u64::MAX, u64::MAX) {
             return merge(r, expanded, peak, peak_stored, t0);
@@ -1124,6 +1127,9 @@ impl BucketQueue {
         Some(top)
     }
 }
+/// Initial capacity of the visited set of a complete search that runs
+/// alone (after the portfolio's cap, or on a blocked deal).
+const ALONE_ROOM: usize = 1 << 16;
 /// Initial capacity of a best-first search's tables.
 const INITIAL_ROOM: usize = 2048;
 
@@ -1500,6 +1506,15 @@ impl<'a> Search<'a> {
         }
     }
 
+    /// Room for `n` positions in the visited set, if that takes at most
+    /// 1/16 of the byte budget (like the portfolio's first tables).
+    fn reserve(&mut self, n: usize) {
+        let n = n.min(self.limits.max_positions as usize);
+        if self.visited.capacity() < n && set_bytes(n) <= self.limits.max_bytes / 16 {
+            self.visited.reserve(n - self.visited.len());
+        }
+    }
+
     fn bytes(&self) -> u64 {
         set_bytes(self.visited.capacity())
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
@@ -1532,8 +1547,9 @@ impl<'a> Search<'a> {
         Ok(true)
     }
 
-    /// Generates, scores and orders the current position's children.
-    fn expand(&mut self, mv: Option<Move>, autos: usize) {
+    /// Generates, scores and orders the current position's children; `h`
+    /// is the position's own score when known (it was scored as a child).
+    fn expand(&mut self, mv: Option<Move>, autos: usize, h: Option<i32>) {
         self.stats.expanded += 1;
         let start = self.children.len();
         self.b.settle();
@@ -1542,6 +1558,13 @@ impl<'a> Search<'a> {
         self.b.gen_moves(&mut self.scratch, false);
         let need = next_needed(&self.b.foundations());
         let prev = mv.filter(|_| autos == 0);
+        // A child that sends nothing home differs from this position in at
+        // most two columns: its score is this one's with those columns'
+        // parts (and the whole-board part) replaced. The columns' parts here
+        // are looked up only for new children, once each.
+        let total = h.unwrap_or_else(|| score(&self.b, &self.w));
+        let global = global_score(&self.b, &self.w);
+        let mut own = [None; crate::variant::MAX_COLUMNS];
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
             if prev.is_some_and(|p| undoes(p, m)) {
@@ -1549,25 +1572,47 @@ impl<'a> Search<'a> {
             }
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
+            let mut changed = None;
             if !self.visited.contains(&self.b.fingerprint()) {
                 let s = if self.b.is_won() {
                     i32::MIN
+                } else if n > 0 || m.to == Loc::Foundation {
+                    score(&self.b, &self.w)
                 } else {
-                    // Foundations only change with a foundation move or
-                    // automatic moves; otherwise the parent's `need` holds.
-                    let need = if n > 0 || m.to == Loc::Foundation {
-                        next_needed(&self.b.foundations())
-                    } else {
-                        need
-                    };
-                    let mut s = global_score(&self.b, &self.w);
-                    for i in 0..self.b.ncols() {
-                        s += self.scores.col_score(&self.b, i, need, &self.w);
+                    // The new columns' parts now; the old ones once undone.
+                    let mut s = global_score(&self.b, &self.w) + total - global;
+                    for l in [m.from, m.to] {
+                        if let Loc::Column(c) = l {
+                            s += self.scores.col_score(&self.b, c as usize, need, &self.w);
+                        }
                     }
-                    debug_assert_eq!(s, score(&self.b, &self.w));
+                    changed = Some(m);
                     s
                 };
+                #[cfg(debug_assertions)]
+                let full = score(&self.b, &self.w);
                 self.children.push((s, m));
+                self.b.undo_autoplay(&mut self.auto_log, n);
+                self.b.undo_any(m);
+                self.b.restore_dirty(mark);
+                if let Some(m) = changed {
+                    let mut s = s;
+                    for l in [m.from, m.to] {
+                        if let Loc::Column(c) = l {
+                            let c = c as usize;
+                            s -= *own[c].get_or_insert_with(|| {
+                                self.scores.col_score(&self.b, c, need, &self.w)
+                            });
+                        }
+                    }
+                    self.children.last_mut().unwrap().0 = s;
+                }
+                #[cfg(debug_assertions)]
+                {
+                    let s = self.children.last().unwrap().0;
+                    assert!(s == i32::MIN || s == full);
+                }
+                continue;
             }
             self.b.undo_autoplay(&mut self.auto_log, n);
             self.b.undo_any(m);
@@ -1626,7 +1671,7 @@ impl<'a> Search<'a> {
                 let sol = self.build_solution();
                 return DfsStep::Done(self.finish(Outcome::Solved, Some(sol)));
             }
-            self.expand(None, root_autos);
+            self.expand(None, root_autos, None);
         }
         loop {
             if self.stats.expanded >= until {
@@ -1649,7 +1694,7 @@ impl<'a> Search<'a> {
                 continue;
             }
             top.next -= 1;
-            let (_, m) = self.children[top.next];
+            let (h, m) = self.children[top.next];
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
             match self.store(soft_bytes, soft_positions) {
@@ -1697,7 +1742,7 @@ impl<'a> Search<'a> {
             if self.stats.expanded & 1023 == 0 && self.over_time() {
                 return DfsStep::Done(self.finish(Outcome::Limit(LimitKind::Time), None));
             }
-            self.expand(Some(m), n);
+            self.expand(Some(m), n, Some(h));
         }
     }
 
