@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Coordinate search over the portfolio members' heuristic weights.
+
+Each step tries every weight of every member one up and one down, runs
+``engine/examples/range.rs`` on the training deals with the candidate
+portfolio (``FCA_PORTFOLIO``), and keeps the step with the fewest positions
+expanded in total. It stops when no step helps or after ``--steps`` steps.
+The counts are deterministic, so no repetition is needed; check a result on
+held-out deals before adopting it (docs/SOLVER.md, "Tuning knobs").
+
+    python bench/tune_portfolio.py --start 1 --end 4000 --cells 4 --steps 3
+
+Exit codes: 0 done, 2 bad arguments or the range example failed to build/run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# engine/src/solver.rs PORTFOLIO: (weights, pruned, depth weight, park); all eager.
+
+
+@dataclass(frozen=True)
+class Member:
+    weights: tuple[int, ...]
+    pruned: bool
+    depth_weight: int
+    park: bool
+
+    def spec(self) -> str:
+        flags = f"{int(self.pruned)}/{self.depth_weight}/{int(self.park)}/1"
+        return ",".join(map(str, self.weights)) + "/" + flags
+
+
+def parse_member(text: str) -> Member:
+    w, pruned, depth, park, *_ = text.split("/")
+    return Member(tuple(int(x) for x in w.split(",")), pruned == "1", int(depth), park == "1")
+
+
+DEFAULT = "6,0,1,4,6,1,0,0/1/0/0;5,0,1,6,10,1,0,0/1/1/1;3,3,3,3,8,0,0,0/1/0/1;6,2,1,5,6,0,0,0/1/1/0"
+
+
+def spec(portfolio: tuple[Member, ...]) -> str:
+    return ";".join(m.spec() for m in portfolio)
+
+
+def build_range() -> Path:
+    r = subprocess.run(
+        ["cargo", "build", "--release", "--example", "range"],
+        cwd=REPO / "engine",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if r.returncode != 0:
+        raise SystemExit(f"tune_portfolio: cargo build of the range example failed:\n{r.stderr[-2000:]}")
+    return REPO / "engine" / "target" / "release" / "examples" / "range"
+
+
+def expansions(binary: Path, portfolio: tuple[Member, ...], start: int, end: int, cells: int) -> int:
+    env = dict(os.environ, FCA_PORTFOLIO=spec(portfolio))
+    r = subprocess.run(
+        [str(binary), str(start), str(end), str(cells)], env=env, capture_output=True, text=True, check=False
+    )
+    m = re.search(r"expanded (\d+)", r.stdout)
+    limit = re.search(r"limit (\d+)", r.stdout)
+    if r.returncode != 0 or m is None or limit is None:
+        raise SystemExit(f"tune_portfolio: the range example failed:\n{r.stderr[-2000:]}")
+    # A deal ending as `limit` disqualifies the candidate.
+    return int(m.group(1)) + (10**12 if int(limit.group(1)) > 0 else 0)
+
+
+def neighbours(portfolio: tuple[Member, ...]) -> list[tuple[Member, ...]]:
+    out = []
+    for i, m in enumerate(portfolio):
+        for j in range(len(m.weights)):
+            for d in (-1, 1):
+                w = list(m.weights)
+                w[j] += d
+                if w[j] >= 0:
+                    out.append((*portfolio[:i], replace(m, weights=tuple(w)), *portfolio[i + 1 :]))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--start", type=int, default=1)
+    ap.add_argument("--end", type=int, default=4000)
+    ap.add_argument("--cells", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--portfolio", default=DEFAULT, help="members as FCA_PORTFOLIO specifies them")
+    a = ap.parse_args()
+    if not 1 <= a.start <= a.end or a.steps < 0 or a.jobs < 1:
+        print("tune_portfolio: need 1 <= start <= end, steps >= 0, jobs >= 1", file=sys.stderr)
+        return 2
+    binary = build_range()
+    best = tuple(parse_member(t) for t in a.portfolio.split(";"))
+    best_cost = expansions(binary, best, a.start, a.end, a.cells)
+    print(f"start {best_cost} {spec(best)}", flush=True)
+    for step in range(a.steps):
+        cands = neighbours(best)
+        with ThreadPoolExecutor(a.jobs) as ex:
+            costs = list(ex.map(lambda p: expansions(binary, p, a.start, a.end, a.cells), cands))
+        i = min(range(len(cands)), key=costs.__getitem__)
+        if costs[i] >= best_cost:
+            print(f"step {step}: no neighbour is better; done", flush=True)
+            break
+        best, best_cost = cands[i], costs[i]
+        print(f"step {step}: {best_cost} {spec(best)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
