@@ -71,8 +71,8 @@ def expansions(binary: Path, portfolio: tuple[Member, ...], start: int, end: int
     r = subprocess.run(
         [str(binary), str(start), str(end), str(cells)], env=env, capture_output=True, text=True, check=False
     )
-    m = re.search(r"expanded (\d+)", r.stdout)
-    limit = re.search(r"limit (\d+)", r.stdout)
+    m = re.search(r"expanded (\d+) \(", r.stdout)
+    limit = re.search(r"limit (\d+);", r.stdout)
     if r.returncode != 0 or m is None or limit is None:
         raise SystemExit(f"tune_portfolio: the range example failed:\n{r.stderr[-2000:]}")
     # A deal ending as `limit` disqualifies the candidate.
