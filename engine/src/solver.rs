@@ -367,14 +367,15 @@ pub struct Config {
 /// expansions instead of 29.7 M (27.9 M with the unpruned member).
 ///
 /// Session 5 retuned the weights: a coordinate search (each weight of each
-/// member +-1, best step kept) on the total expansions of MS 1..4000 with 4
-/// cells took three steps that carried over to held-out deals (member 2: w0
-/// 6 -> 5; member 4: w1 1 -> 2, then w3 4 -> 5): MS 4001..32000 with 4 cells
-/// 5.74 M -> 5.57 M expansions, 32001..96000 13.62 M -> 12.84 M; with 3
-/// cells 1..8000 13.98 M -> 13.64 M, 8001..32000 39.17 M -> 37.46 M,
-/// 32001..40000 53.66 M -> 52.14 M; the 740 costliest deals of MS
-/// 1..1,000,000 21.61 M -> 17.27 M (473309: 3.8 k). Its further steps
-/// (member 4: w1 3, w7 1) helped the training deals only.
+/// member +-1, best step kept; `bench/tune_portfolio.py`) on the total
+/// expansions of MS 1..4000 with 4 cells took three steps that carried over
+/// to held-out deals (member 2: w0 6 -> 5; member 4: w1 1 -> 2, then w3
+/// 4 -> 5). With 4 cells: MS 4001..32000 5.78 M -> 5.61 M expansions,
+/// 32001..96000 13.61 M -> 12.83 M, 96001..160000 13.61 M -> 13.12 M, the
+/// 740 costliest deals of MS 1..1,000,000 21.79 M -> 17.39 M (473309: 3.8
+/// k); with 3 cells: 1..8000 13.98 M -> 13.64 M, 8001..32000 39.17 M ->
+/// 37.46 M, 32001..40000 53.66 M -> 52.14 M. Its further steps (member 4:
+/// w1 3, w7 1) helped the training deals only.
 pub const PORTFOLIO: [Config; 4] = [
     Config {
         weights: [6, 0, 1, 4, 6, 1, 0, 0],
@@ -419,24 +420,6 @@ pub const PORTFOLIO_QUOTA: u64 = 200;
 /// deals need long plateaus crossed.
 pub const STAGNATION: u64 = 50;
 pub const STAGNATION_ROUNDS: u32 = 5;
-/// A deal is "blocked" when, at the end of a round with a quota of at least
-/// `BLOCKED_BUDGET`, no member has expanded a position with more than
-/// `BLOCKED_HOME` cards home; the portfolio then stops and the complete
-/// search alone decides (with all the memory), as after `PORTFOLIO_CAP`.
-/// Only with at least `BLOCKED_MIN_CELLS` free cells. A heuristic that gets
-/// nowhere near the foundations after ~2 k expansions rarely wins later, and
-/// an unsolvable deal's proof is the complete search's work anyway.
-/// Measured (expansions), MS 1..96000 with 4 cells: five deals blocked; 11982
-/// 106 k -> 64 k (unsolvable), 3699 5.0 k -> 2.5 k, 15406 4.0 k -> 3.9 k,
-/// 44780 1.7 k -> 6.4 k, 77077 4.9 k -> 15.7 k; the 740 costliest deals of
-/// MS 1..1,000,000: 21.79 M -> 21.61 M, among them the unsolvable 495505
-/// 43 k -> 29 k and 517776 111 k -> 69 k, and 302963 134 k -> 56 k. With 3
-/// cells the same rule stopped the portfolio on 58 solvable deals of MS
-/// 1..32000 (15836: 2.2 k -> 3.8 M expansions; two ended as `limit`), so it
-/// is off below 4 cells.
-pub const BLOCKED_HOME: u32 = 2;
-pub const BLOCKED_BUDGET: u64 = 800;
-pub const BLOCKED_MIN_CELLS: u8 = 4;
 /// Total expansions the portfolio may spend before the complete search.
 /// Measured with the first form of sharing (every generated position): 4 M
 /// let the portfolio settle the four 3-cell deals of MS 1..32000 that
@@ -492,8 +475,6 @@ struct Tuning {
     dfs_share: u64,
     dfs_start: u64,
     stagnation: u64,
-    /// `BLOCKED_HOME`, or None: never blocked.
-    blocked_home: Option<u32>,
 }
 
 fn tuning() -> &'static Tuning {
@@ -505,12 +486,6 @@ fn tuning() -> &'static Tuning {
         dfs_share: env_u64("FCA_DFS_SHARE", DFS_SHARE),
         dfs_start: env_u64("FCA_DFS_START", DFS_START),
         stagnation: env_u64("FCA_STAGNATION", STAGNATION),
-        // "off" turns the rule off (for experiments).
-        blocked_home: match std::env::var("FCA_BLOCKED_HOME") {
-            Ok(v) if v == "off" => None,
-            Ok(v) => Some(v.parse().unwrap()),
-            Err(_) => Some(BLOCKED_HOME),
-        },
     })
 }
 
@@ -533,12 +508,9 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         dfs_share,
         dfs_start,
         stagnation,
-        blocked_home,
     } = tuning();
     let (quota, cap, dfs_share, dfs_start, stagnation) =
         (*quota, *cap, *dfs_share, *dfs_start, *stagnation);
-    let blocked_home = blocked_home.filter(|_| board.ncells() >= BLOCKED_MIN_CELLS as usize);
-    let mut blocked = false;
     // Budgets bound what is held at once: the portfolio's runs and the
     // complete search together, then (once the portfolio is dropped) the
     // complete search alone.
@@ -693,13 +665,6 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
                 break 'rounds;
             }
         }
-        if budget >= BLOCKED_BUDGET
-            && blocked_home.is_some_and(|h| runs.iter().all(|r| r.best_home <= h))
-        {
-            // Blocked (`BLOCKED_HOME`): the complete search alone decides.
-            blocked = true;
-            break 'rounds;
-        }
         // The complete search's share of the round: it finds the solutions
         // the best-first members miss on some hard deals, and it is the
         // one that proves `unsolvable` (the members are all pruned).
@@ -721,24 +686,20 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         }
         budget *= 2;
     }
-    // The portfolio found nothing within its budget, or the deal is blocked
-    // (`BLOCKED_HOME`): the complete search alone decides, with all the
-    // memory. An interleaved one that never started simply continues after
-    // the cap; one that did, or any on a blocked deal, is replaced by a
-    // search with `WEIGHTS` (a different order: the deals that outlast the
-    // portfolio are the ones the interleaved order handles badly; its work
-    // is at most a quarter of one member's).
+    // The portfolio found nothing within its budget: the complete search
+    // alone decides, with all the memory. An interleaved one that never
+    // started simply continues; one that did is replaced by a search with
+    // `WEIGHTS` (a different order: the deals that outlast the portfolio are
+    // the ones the interleaved order handles badly; its work is at most a
+    // quarter of one member's).
     let expanded = totals(&runs).0 + dfs.stats.expanded;
     drop(runs);
     drop(groups);
-    if dfs.started || blocked {
+    if dfs.started {
         dfs = Search::new(board, limits);
         // The time budget is the whole solve's.
         dfs.t0 = t0;
     }
-    // A search that gets here is a long one: start its visited set large
-    // rather than growing it through every size (MS 11982: -3 % CPU).
-    dfs.reserve(ALONE_ROOM);
     loop {
         if let DfsStep::Done(r) = dfs.resume(u64::MAX, u64::MAX, u64::MAX) {
             return merge(r, expanded, peak, peak_stored, t0);
@@ -921,8 +882,6 @@ struct BestFirst {
     /// when it was reached.
     best_h: i32,
     last_improve: u64,
-    /// The most cards home in any position this search has expanded.
-    best_home: u32,
     /// Waiting positions (indices into `nodes`) by priority.
     queue: BucketQueue,
     visited: Seen,
@@ -1137,9 +1096,6 @@ impl BucketQueue {
         Some(top)
     }
 }
-/// Initial capacity of the visited set of a complete search that runs
-/// alone (after the portfolio's cap, or on a blocked deal).
-const ALONE_ROOM: usize = 1 << 16;
 /// Initial capacity of a best-first search's tables.
 const INITIAL_ROOM: usize = 2048;
 
@@ -1183,7 +1139,6 @@ impl BestFirst {
             expanded_fps: Vec::with_capacity(room / 8),
             best_h: i32::MAX,
             last_improve: 0,
-            best_home: 0,
             queue,
             visited,
             expanded: 0,
@@ -1397,7 +1352,6 @@ impl BestFirst {
             }
             self.expanded_fps.push(fp);
             let cur = &mut self.cur;
-            self.best_home = self.best_home.max(cur.cards_home());
             self.expanded_nodes.push((cur.pack(), idx));
             let me = (self.expanded_nodes.len() - 1) as u32;
             self.cur_idx = me;
@@ -1513,15 +1467,6 @@ impl<'a> Search<'a> {
             scores: ScoreCache::new(limits.max_bytes),
             stats: Stats::default(),
             t0: Instant::now(),
-        }
-    }
-
-    /// Room for `n` positions in the visited set, if that takes at most
-    /// 1/16 of the byte budget (like the portfolio's first tables).
-    fn reserve(&mut self, n: usize) {
-        let n = n.min(self.limits.max_positions as usize);
-        if self.visited.capacity() < n && set_bytes(n) <= self.limits.max_bytes / 16 {
-            self.visited.reserve(n - self.visited.len());
         }
     }
 
@@ -2123,16 +2068,6 @@ mod tests {
             }
         }
         assert!(checked > 1000, "{checked}");
-    }
-
-    #[test]
-    fn blocked_deals_go_to_the_complete_search() {
-        // No member gets more than two cards home on 11982 with 4 cells, so
-        // the portfolio stops after its third round (`BLOCKED_HOME`); until
-        // its members ran dry it took 106,163 expansions in all.
-        let r = run(11982, 4);
-        assert_eq!(r.outcome, Outcome::Unsolvable);
-        assert!(r.stats.expanded < 80_000, "{}", r.stats.expanded);
     }
 
     #[test]
