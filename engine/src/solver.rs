@@ -1527,7 +1527,10 @@ impl<'a> Search<'a> {
             }
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
+            // A new child scored by its changed columns, to finish once undone.
             let mut changed = None;
+            #[cfg(debug_assertions)]
+            let mut full = None;
             if !self.visited.contains(&self.b.fingerprint()) {
                 let s = if self.b.is_won() {
                     i32::MIN
@@ -1541,37 +1544,34 @@ impl<'a> Search<'a> {
                             s += self.scores.col_score(&self.b, c as usize, need, &self.w);
                         }
                     }
-                    changed = Some(m);
+                    changed = Some(self.children.len());
                     s
                 };
                 #[cfg(debug_assertions)]
-                let full = score(&self.b, &self.w);
-                self.children.push((s, m));
-                self.b.undo_autoplay(&mut self.auto_log, n);
-                self.b.undo_any(m);
-                self.b.restore_dirty(mark);
-                if let Some(m) = changed {
-                    let mut s = s;
-                    for l in [m.from, m.to] {
-                        if let Loc::Column(c) = l {
-                            let c = c as usize;
-                            s -= *own[c].get_or_insert_with(|| {
-                                self.scores.col_score(&self.b, c, need, &self.w)
-                            });
-                        }
-                    }
-                    self.children.last_mut().unwrap().0 = s;
-                }
-                #[cfg(debug_assertions)]
                 {
-                    let s = self.children.last().unwrap().0;
-                    assert!(s == i32::MIN || s == full);
+                    full = Some((self.children.len(), score(&self.b, &self.w)));
                 }
-                continue;
+                self.children.push((s, m));
             }
             self.b.undo_autoplay(&mut self.auto_log, n);
             self.b.undo_any(m);
             self.b.restore_dirty(mark);
+            if let Some(i) = changed {
+                for l in [m.from, m.to] {
+                    if let Loc::Column(c) = l {
+                        let c = c as usize;
+                        let before = *own[c].get_or_insert_with(|| {
+                            self.scores.col_score(&self.b, c, need, &self.w)
+                        });
+                        self.children[i].0 -= before;
+                    }
+                }
+            }
+            #[cfg(debug_assertions)]
+            if let Some((i, f)) = full {
+                let s = self.children[i].0;
+                assert!(s == i32::MIN || s == f, "child score {s}, expected {f}");
+            }
         }
         // Best last so that the next child is popped from the end cheaply;
         // the stable sort keeps generation order among equals (determinism).
