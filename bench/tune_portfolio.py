@@ -26,9 +26,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# engine/src/solver.rs PORTFOLIO: (weights, pruned, depth weight, park); all eager.
-
-
 @dataclass(frozen=True)
 class Member:
     weights: tuple[int, ...]
@@ -46,7 +43,20 @@ def parse_member(text: str) -> Member:
     return Member(tuple(int(x) for x in w.split(",")), pruned == "1", int(depth), park == "1")
 
 
-DEFAULT = "6,0,1,4,6,1,0,0/1/0/0;5,0,1,6,10,1,0,0/1/1/1;3,3,3,3,8,0,0,0/1/0/1;6,2,1,5,6,0,0,0/1/1/0"
+def engine_portfolio() -> str:
+    """The members of `PORTFOLIO` in engine/src/solver.rs, as `FCA_PORTFOLIO` spells them."""
+    src = (REPO / "engine" / "src" / "solver.rs").read_text()
+    block = src[src.index("pub const PORTFOLIO: [Config; 4] = [") :]
+    block = block[: block.index("];")]
+    members = []
+    for m in re.finditer(
+        r"weights: \[([\d, ]+)\],\s*pruned: (\w+),\s*eager: true,\s*depth_weight: (\d+),\s*park: (\w+),", block
+    ):
+        w = ",".join(x.strip() for x in m.group(1).split(","))
+        members.append(f"{w}/{int(m.group(2) == 'true')}/{m.group(3)}/{int(m.group(4) == 'true')}")
+    if len(members) != 4:
+        raise SystemExit("tune_portfolio: could not read PORTFOLIO from engine/src/solver.rs")
+    return ";".join(members)
 
 
 def spec(portfolio: tuple[Member, ...]) -> str:
@@ -98,13 +108,13 @@ def main() -> int:
     ap.add_argument("--cells", type=int, default=4)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--portfolio", default=DEFAULT, help="members as FCA_PORTFOLIO specifies them")
+    ap.add_argument("--portfolio", help="members as FCA_PORTFOLIO spells them (default: the engine's)")
     a = ap.parse_args()
     if not 1 <= a.start <= a.end or a.steps < 0 or a.jobs < 1:
         print("tune_portfolio: need 1 <= start <= end, steps >= 0, jobs >= 1", file=sys.stderr)
         return 2
     binary = build_range()
-    best = tuple(parse_member(t) for t in a.portfolio.split(";"))
+    best = tuple(parse_member(t) for t in (a.portfolio or engine_portfolio()).split(";"))
     best_cost = expansions(binary, best, a.start, a.end, a.cells)
     print(f"start {best_cost} {spec(best)}", flush=True)
     for step in range(a.steps):

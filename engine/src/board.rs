@@ -178,9 +178,18 @@ const fn fmix64(mut k: u64) -> u64 {
 /// low one is `Board::set_narrow`'s); a false match needs both to collide.
 #[inline]
 const fn mix(x: u128) -> u128 {
-    let lo = fmix64((x as u64) ^ 0x243F_6A88_85A3_08D3);
-    let hi = fmix64(((x >> 64) as u64) ^ 0x1319_8A2E_0370_7344);
-    ((hi as u128) << 64) | lo as u128
+    ((mix_hi(x) as u128) << 64) | mix_lo(x) as u128
+}
+
+/// The low half of `mix` (all of it for a narrow board).
+#[inline]
+const fn mix_lo(x: u128) -> u64 {
+    fmix64((x as u64) ^ 0x243F_6A88_85A3_08D3)
+}
+
+#[inline]
+const fn mix_hi(x: u128) -> u64 {
+    fmix64(((x >> 64) as u64) ^ 0x1319_8A2E_0370_7344)
 }
 
 /// `mix` of an empty column's hash.
@@ -449,8 +458,7 @@ impl Board {
     #[inline]
     fn mix_col(&self, h: u128) -> u128 {
         if self.narrow {
-            // The low half of `mix`.
-            fmix64(h as u64 ^ 0x243F_6A88_85A3_08D3) as u128
+            mix_lo(h) as u128
         } else {
             mix(h)
         }
