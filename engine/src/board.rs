@@ -222,8 +222,8 @@ pub struct Board {
     /// add and subtract table entries, and `fingerprint` mixes just these,
     /// so a move and its undo cost no `mix` at all.
     dirty: u16,
-    /// A 64-bit fingerprint (`set_narrow`): each column's mix is one
-    /// `fmix64` of the low half of its hash instead of `mix`'s three.
+    /// A 64-bit fingerprint (`set_narrow`): each column's mix is `mix`'s
+    /// low half only (one `fmix64` instead of two).
     narrow: bool,
 }
 
@@ -465,7 +465,7 @@ impl Board {
     }
 
     /// With `narrow`, only the low 64 bits of `fingerprint` are a
-    /// fingerprint (the high half is not), at a third of the mixing: for
+    /// fingerprint (the high half is not), at half the mixing: for
     /// searches that keep 64 bits anyway (the portfolio, which never proves
     /// anything). Never for a proof: its soundness bound needs all 128.
     pub fn set_narrow(&mut self, narrow: bool) {
