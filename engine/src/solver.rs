@@ -307,6 +307,17 @@ impl ScoreCache {
         self.slots[slot] = (h, need, s);
         s
     }
+
+    /// `score`, with the column parts through the cache.
+    #[inline]
+    fn score(&mut self, b: &Board, w: &[i32; 8]) -> i32 {
+        let need = next_needed(&b.foundations());
+        let mut s = global_score(b, w);
+        for i in 0..b.ncols() {
+            s += self.col_score(b, i, need, w);
+        }
+        s
+    }
 }
 
 /// The whole-board part of the heuristic.
@@ -1399,7 +1410,7 @@ impl BestFirst {
                         return Step::Solved(self.real_path(child));
                     }
                     let s = if park || n > 0 || m.to == Loc::Foundation {
-                        score(cur, &w)
+                        self.scores.score(cur, &w)
                     } else {
                         let mut s = global_score(cur, &w) + col_sum;
                         for l in [m.from, m.to] {
@@ -1517,7 +1528,7 @@ impl<'a> Search<'a> {
         // most two columns: its score is this one's with those columns'
         // parts (and the whole-board part) replaced. The columns' parts here
         // are looked up only for new children, once each.
-        let total = h.unwrap_or_else(|| score(&self.b, &self.w));
+        let total = h.unwrap_or_else(|| self.scores.score(&self.b, &self.w));
         let global = global_score(&self.b, &self.w);
         let mut own = [None; crate::variant::MAX_COLUMNS];
         for idx in 0..self.scratch.len() {
@@ -1535,7 +1546,7 @@ impl<'a> Search<'a> {
                 let s = if self.b.is_won() {
                     i32::MIN
                 } else if n > 0 || m.to == Loc::Foundation {
-                    score(&self.b, &self.w)
+                    self.scores.score(&self.b, &self.w)
                 } else {
                     // The new columns' parts now; the old ones once undone.
                     let mut s = global_score(&self.b, &self.w) + total - global;
