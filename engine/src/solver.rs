@@ -1099,6 +1099,12 @@ impl BucketQueue {
         Some(self.heads[self.min])
     }
 
+    /// The priority of the position `peek` returns.
+    #[inline]
+    fn min_priority(&self) -> i32 {
+        self.base + self.min as i32
+    }
+
     #[inline]
     fn pop(&mut self) -> Option<u32> {
         let top = self.peek()?;
@@ -1136,7 +1142,10 @@ impl BestFirst {
         let mut visited = Seen::with_capacity_and_hasher(room, Default::default());
         visited.insert(b.fingerprint() as u64);
         let mut queue = BucketQueue::with_capacity(room);
-        queue.push(0, 0);
+        // Every queued position's priority is its score plus the depth
+        // term, the root's too: `run` takes a popped position's score from
+        // its priority.
+        queue.push(score(&b, &cfg.weights), 0);
         let mut nodes = Vec::with_capacity(room);
         nodes.push(Child {
             parent: NO_PARENT,
@@ -1311,6 +1320,7 @@ impl BestFirst {
             let Some(idx) = self.queue.peek() else {
                 return Step::Exhausted;
             };
+            let prio = self.queue.min_priority();
             // Generate before committing, so that a limit leaves the search
             // resumable exactly where it stopped.
             let descending = self.nodes[idx as usize].parent == self.cur_idx;
@@ -1369,24 +1379,21 @@ impl BestFirst {
             let depth = self.nodes[idx as usize].depth + 1;
             cur.settle();
             let mark = cur.dirty_mark();
-            // Column parts of the parent's score; a child that changes no
-            // foundation differs in at most two columns.
+            // The position's score, from its priority; a child that changes
+            // no foundation differs in at most two columns, whose parts here
+            // are looked up when a new child first needs them.
             let w = self.cfg.weights;
+            let h = prio - self.cfg.depth_weight * (depth as i32 - 1);
+            debug_assert_eq!(h, score(cur, &w));
             let need = next_needed(&cur.foundations());
             let mut cs = [0i32; crate::variant::MAX_COLUMNS];
-            let mut col_sum = 0;
-            for (i, c) in cs.iter_mut().enumerate().take(cur.ncols()) {
-                *c = self.scores.col_score(cur, i, need, &w);
-                col_sum += *c;
-            }
-            if stag > 0 {
+            let mut known = 0u16;
+            let col_sum = h - global_score(cur, &w);
+            if stag > 0 && h < self.best_h {
                 // Only a turn that can stall needs the heuristic value
                 // (stalling is limited to the first rounds).
-                let h = global_score(cur, &w) + col_sum;
-                if h < self.best_h {
-                    self.best_h = h;
-                    self.last_improve = self.expanded;
-                }
+                self.best_h = h;
+                self.last_improve = self.expanded;
             }
             for k in 0..self.gen.len() {
                 let m = self.gen[k];
@@ -1399,6 +1406,11 @@ impl BestFirst {
                     cur.apply(m);
                     cur.autoplay_after(&mut self.log, m, self.cfg.eager)
                 };
+                // A new child's priority, to finish (once undone) by taking
+                // off the parts of the columns it changed.
+                let mut pending = None;
+                #[cfg(debug_assertions)]
+                let mut full = 0;
                 if self.visited.insert(cur.fingerprint() as u64) {
                     self.nodes.push(Child {
                         parent: me,
@@ -1409,21 +1421,23 @@ impl BestFirst {
                     if cur.is_won() {
                         return Step::Solved(self.real_path(child));
                     }
-                    let s = if park || n > 0 || m.to == Loc::Foundation {
-                        self.scores.score(cur, &w)
+                    let (s, partial) = if park || n > 0 || m.to == Loc::Foundation {
+                        (self.scores.score(cur, &w), false)
                     } else {
+                        // The new columns' parts now; the old ones once undone.
                         let mut s = global_score(cur, &w) + col_sum;
                         for l in [m.from, m.to] {
                             if let Loc::Column(c) = l {
-                                let c = c as usize;
-                                s += self.scores.col_score(cur, c, need, &w) - cs[c];
+                                s += self.scores.col_score(cur, c as usize, need, &w);
                             }
                         }
-                        s
+                        (s, true)
                     };
-                    debug_assert_eq!(s, score(cur, &w));
-                    self.queue
-                        .push(s + self.cfg.depth_weight * depth as i32, child as u32);
+                    #[cfg(debug_assertions)]
+                    {
+                        full = score(cur, &w);
+                    }
+                    pending = Some((s + self.cfg.depth_weight * depth as i32, child, partial));
                 }
                 if park {
                     undo_park(cur, &mut self.log, &self.subs);
@@ -1432,6 +1446,23 @@ impl BestFirst {
                     cur.undo_any(m);
                 }
                 cur.restore_dirty(mark);
+                if let Some((mut p, child, partial)) = pending {
+                    if partial {
+                        for l in [m.from, m.to] {
+                            if let Loc::Column(c) = l {
+                                let c = c as usize;
+                                if known & (1 << c) == 0 {
+                                    known |= 1 << c;
+                                    cs[c] = self.scores.col_score(cur, c, need, &w);
+                                }
+                                p -= cs[c];
+                            }
+                        }
+                    }
+                    #[cfg(debug_assertions)]
+                    debug_assert_eq!(p, full + self.cfg.depth_weight * depth as i32);
+                    self.queue.push(p, child as u32);
+                }
             }
         }
         Step::Budget
