@@ -1524,15 +1524,6 @@ impl<'a> Search<'a> {
     /// (bytes: the smaller of `limits.max_bytes` and `soft_bytes`).
     fn store(&mut self, soft_bytes: u64, soft_positions: u64) -> Result<bool, LimitKind> {
         let fp = self.b.fingerprint();
-        // The common case, room in the table and under the position budget:
-        // one probe that inserts if new.
-        let n = self.visited.len();
-        if n < self.visited.capacity() && (n as u64) < self.limits.max_positions.min(soft_positions)
-        {
-            let new = self.visited.insert(fp);
-            self.stats.stored += new as u64;
-            return Ok(new);
-        }
         if self.visited.contains(&fp) {
             return Ok(false);
         }
