@@ -110,7 +110,10 @@ fn main() -> ExitCode {
             r.stats.elapsed.as_secs_f64()
         );
         if solutions {
-            let text = sol.map_or_else(String::new, |s| s.notation.join(" "));
+            let text = sol.map_or_else(String::new, |s| {
+                let moves: Vec<&str> = s.notation.iter().map(|n| n.as_str()).collect();
+                moves.join(" ")
+            });
             let _ = write!(out, "\t{text}");
         }
         let _ = writeln!(out);

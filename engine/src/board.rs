@@ -22,6 +22,34 @@ const _: () = assert!(PACK_CARDS + 52 <= 80);
 #[derive(Copy, Clone)]
 pub struct Packed(pub [u8; 80]);
 
+/// A move in standard notation, held inline: two location characters,
+/// then for a partial run into an empty column `v` and the count (at most
+/// `COL_CAP`, two digits).
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+pub struct Notation {
+    len: u8,
+    text: [u8; 7],
+}
+
+impl Notation {
+    pub fn as_str(&self) -> &str {
+        // Location characters, `v` and digits: ASCII.
+        std::str::from_utf8(&self.text[..self.len as usize]).expect("ASCII notation")
+    }
+}
+
+impl fmt::Display for Notation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Notation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
 /// Where a card is or goes.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
 pub enum Loc {
@@ -1222,16 +1250,32 @@ impl Board {
 
     /// Writes a legal move of this position in standard notation.
     pub fn move_to_notation(&self, m: Move) -> String {
-        let mut s = String::with_capacity(5);
-        s.push(m.from.to_char());
-        s.push(m.to.to_char());
+        self.notation(m).as_str().to_owned()
+    }
+
+    /// `move_to_notation` without an allocation (a solution writes one per
+    /// move: 3 % of the CPU of MS 1..8000 with 4 cells as `String`s).
+    #[inline]
+    pub fn notation(&self, m: Move) -> Notation {
+        let mut n = Notation {
+            len: 2,
+            text: [0; 7],
+        };
+        n.text[0] = m.from.to_char() as u8;
+        n.text[1] = m.to.to_char() as u8;
         if let (Loc::Column(_), Loc::Column(d)) = (m.from, m.to) {
             if self.lens[d as usize] == 0 && (m.count as usize) != self.longest_to_empty(m) {
-                s.push('v');
-                s.push_str(&m.count.to_string());
+                n.text[2] = b'v';
+                n.len = 3;
+                if m.count >= 10 {
+                    n.text[3] = b'0' + m.count / 10;
+                    n.len = 4;
+                }
+                n.text[n.len as usize] = b'0' + m.count % 10;
+                n.len += 1;
             }
         }
-        s
+        n
     }
 
     /// The longest legal run from `m.from` into the empty column `m.to`.
@@ -1511,5 +1555,20 @@ mod tests {
         assert!(b.parse_move("1").is_err());
         assert!(b.parse_move("1x").is_err());
         assert!(b.parse_move("12q").is_err());
+    }
+    #[test]
+    fn notation_of_a_partial_run_with_two_digits() {
+        // A 12-card run, an empty column, unlimited multi-card moves: ten
+        // cards into the empty column are written with their count.
+        let v = freecell().with_move_rule(crate::variant::MoveRule::Unlimited);
+        let b = Board::from_text("Foundations: H-0 C-0 D-0 S-0\nFreecells:  -  -  -  -\n: KS QH JS TH 9S 8H 7S 6H 5S 4H 3S 2H\n: AH KH 6C QC 5D JD 6S\n: 3H AC 7C KC 6D QD 8S\n: 5H 2C 8C AD 7D KD TS\n: 7H 3C 9C 2D 8D AS QS\n: 9H 4C TC 3D 9D 2S\n: JH 5C JC 4D TD 4S\n:\n", v).unwrap();
+        for (k, want) in [(10u8, "18v10"), (11, "18v11"), (9, "18v9"), (12, "18")] {
+            let m = Move::new(Loc::Column(0), Loc::Column(7), k);
+            b.check(m).unwrap();
+            let n = b.notation(m);
+            assert_eq!(n.as_str(), want);
+            assert_eq!(n.to_string(), b.move_to_notation(m));
+            assert_eq!(b.parse_move(want).unwrap(), m);
+        }
     }
 }

@@ -11,7 +11,7 @@ pub mod variant;
 #[cfg(feature = "python")]
 mod py;
 
-pub use board::{Board, BoardError, Loc, Move, MoveError};
+pub use board::{Board, BoardError, Loc, Move, MoveError, Notation};
 pub use card::{Card, CardError};
 pub use deal::{deal_order, DealNumberError, MAX_DEAL};
 pub use variant::{Build, EmptyRule, MoveRule, Preset, Variant, VariantError};

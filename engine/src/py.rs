@@ -266,7 +266,7 @@ type ResultTuple = (
 fn result_tuple(r: &SolveResult) -> ResultTuple {
     let (sol, auto, single, multi) = match &r.solution {
         Some(s) => (
-            s.notation.clone(),
+            s.notation.iter().map(|n| n.as_str().to_owned()).collect(),
             s.auto.clone(),
             s.single_len,
             Some(s.multi_len),

@@ -113,7 +113,7 @@ pub struct Stats {
 pub struct Solution {
     pub moves: Vec<Move>,
     /// Standard notation of each move, in the position it is played from.
-    pub notation: Vec<String>,
+    pub notation: Vec<crate::board::Notation>,
     /// Whether each move was an automatic (safe) foundation move.
     pub auto: Vec<bool>,
     /// Length counting each multi-card move as one move.
@@ -1843,7 +1843,7 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
     let mut push_autos = |b: &mut Board,
                           after: Option<Move>,
                           moves: &mut Vec<Move>,
-                          notation: &mut Vec<String>,
+                          notation: &mut Vec<crate::board::Notation>,
                           auto: &mut Vec<bool>,
                           single: &mut Option<u32>| {
         // Play them, take them back, then write each in its own position.
@@ -1858,7 +1858,7 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
         let played: Vec<Move> = log[log.len() - n..].to_vec();
         b.undo_autoplay(&mut log, n);
         for first in played {
-            notation.push(b.move_to_notation(first));
+            notation.push(b.notation(first));
             b.apply(first);
             moves.push(first);
             auto.push(true);
@@ -1876,7 +1876,7 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
         &mut single,
     );
     for &m in path {
-        notation.push(b.move_to_notation(m));
+        notation.push(b.notation(m));
         let cards = Board::move_cards(m) as u32;
         single = match (single, cards) {
             (Some(s), 1) => Some(s + 1),
@@ -2065,7 +2065,7 @@ mod tests {
     fn replay(start: &Board, sol: &Solution) {
         let mut b = start.clone();
         for (i, s) in sol.notation.iter().enumerate() {
-            let m = b.parse_move(s).unwrap();
+            let m = b.parse_move(s.as_str()).unwrap();
             b.apply_checked(m)
                 .unwrap_or_else(|e| panic!("move {i} {s}: {e}"));
         }
