@@ -1556,12 +1556,25 @@ mod tests {
         assert!(b.parse_move("1x").is_err());
         assert!(b.parse_move("12q").is_err());
     }
+
     #[test]
     fn notation_of_a_partial_run_with_two_digits() {
         // A 12-card run, an empty column, unlimited multi-card moves: ten
         // cards into the empty column are written with their count.
         let v = freecell().with_move_rule(crate::variant::MoveRule::Unlimited);
-        let b = Board::from_text("Foundations: H-0 C-0 D-0 S-0\nFreecells:  -  -  -  -\n: KS QH JS TH 9S 8H 7S 6H 5S 4H 3S 2H\n: AH KH 6C QC 5D JD 6S\n: 3H AC 7C KC 6D QD 8S\n: 5H 2C 8C AD 7D KD TS\n: 7H 3C 9C 2D 8D AS QS\n: 9H 4C TC 3D 9D 2S\n: JH 5C JC 4D TD 4S\n:\n", v).unwrap();
+        let text = concat!(
+            "Foundations: H-0 C-0 D-0 S-0\n",
+            "Freecells:  -  -  -  -\n",
+            ": KS QH JS TH 9S 8H 7S 6H 5S 4H 3S 2H\n",
+            ": AH KH 6C QC 5D JD 6S\n",
+            ": 3H AC 7C KC 6D QD 8S\n",
+            ": 5H 2C 8C AD 7D KD TS\n",
+            ": 7H 3C 9C 2D 8D AS QS\n",
+            ": 9H 4C TC 3D 9D 2S\n",
+            ": JH 5C JC 4D TD 4S\n",
+            ":\n",
+        );
+        let b = Board::from_text(text, v).unwrap();
         for (k, want) in [(10u8, "18v10"), (11, "18v11"), (9, "18v9"), (12, "18")] {
             let m = Move::new(Loc::Column(0), Loc::Column(7), k);
             b.check(m).unwrap();
