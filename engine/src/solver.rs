@@ -318,6 +318,52 @@ impl ScoreCache {
         }
         s
     }
+
+    /// The parts of the (at most two) columns `m` moved cards between.
+    #[inline]
+    fn moved_cols(&mut self, b: &Board, m: Move, need: u64, w: &[i32; 8]) -> i32 {
+        let mut s = 0;
+        for l in [m.from, m.to] {
+            if let Loc::Column(c) = l {
+                s += self.col_score(b, c as usize, need, w);
+            }
+        }
+        s
+    }
+}
+
+/// Incremental child scores, shared by both searches. A child that sends
+/// nothing home differs from the expanded position in at most the two
+/// columns its move touched: its score is the position's, with the
+/// whole-board part and those columns' parts replaced. The new parts are
+/// looked up on the child (`ScoreCache::moved_cols`); the old ones here,
+/// once the child is undone, each column once per expansion.
+struct ParentParts([Option<i32>; crate::variant::MAX_COLUMNS]);
+
+impl ParentParts {
+    fn new() -> Self {
+        ParentParts([None; crate::variant::MAX_COLUMNS])
+    }
+
+    /// The expanded position's parts of the columns `m` touches.
+    #[inline]
+    fn moved_cols(
+        &mut self,
+        scores: &mut ScoreCache,
+        b: &Board,
+        m: Move,
+        need: u64,
+        w: &[i32; 8],
+    ) -> i32 {
+        let mut s = 0;
+        for l in [m.from, m.to] {
+            if let Loc::Column(c) = l {
+                let c = c as usize;
+                s += *self.0[c].get_or_insert_with(|| scores.col_score(b, c, need, w));
+            }
+        }
+        s
+    }
 }
 
 /// The whole-board part of the heuristic.
@@ -1379,15 +1425,13 @@ impl BestFirst {
             let depth = self.nodes[idx as usize].depth + 1;
             cur.settle();
             let mark = cur.dirty_mark();
-            // The position's score, from its priority; a child that changes
-            // no foundation differs in at most two columns, whose parts here
-            // are looked up when a new child first needs them.
+            // The position's score, from its priority; children that send
+            // nothing home are scored from it (`ParentParts`).
             let w = self.cfg.weights;
             let h = prio - self.cfg.depth_weight * (depth as i32 - 1);
             debug_assert_eq!(h, score(cur, &w));
             let need = next_needed(&cur.foundations());
-            let mut cs = [0i32; crate::variant::MAX_COLUMNS];
-            let mut known = 0u16;
+            let mut parts = ParentParts::new();
             let col_sum = h - global_score(cur, &w);
             if stag > 0 && h < self.best_h {
                 // Only a turn that can stall needs the heuristic value
@@ -1425,12 +1469,9 @@ impl BestFirst {
                         (self.scores.score(cur, &w), false)
                     } else {
                         // The new columns' parts now; the old ones once undone.
-                        let mut s = global_score(cur, &w) + col_sum;
-                        for l in [m.from, m.to] {
-                            if let Loc::Column(c) = l {
-                                s += self.scores.col_score(cur, c as usize, need, &w);
-                            }
-                        }
+                        let s = global_score(cur, &w)
+                            + col_sum
+                            + self.scores.moved_cols(cur, m, need, &w);
                         (s, true)
                     };
                     #[cfg(debug_assertions)]
@@ -1448,16 +1489,7 @@ impl BestFirst {
                 cur.restore_dirty(mark);
                 if let Some((mut p, child, partial)) = pending {
                     if partial {
-                        for l in [m.from, m.to] {
-                            if let Loc::Column(c) = l {
-                                let c = c as usize;
-                                if known & (1 << c) == 0 {
-                                    known |= 1 << c;
-                                    cs[c] = self.scores.col_score(cur, c, need, &w);
-                                }
-                                p -= cs[c];
-                            }
-                        }
+                        p -= parts.moved_cols(&mut self.scores, cur, m, need, &w);
                     }
                     #[cfg(debug_assertions)]
                     debug_assert_eq!(p, full + self.cfg.depth_weight * depth as i32);
@@ -1555,13 +1587,11 @@ impl<'a> Search<'a> {
         self.b.gen_moves(&mut self.scratch, false);
         let need = next_needed(&self.b.foundations());
         let prev = mv.filter(|_| autos == 0);
-        // A child that sends nothing home differs from this position in at
-        // most two columns: its score is this one's with those columns'
-        // parts (and the whole-board part) replaced. The columns' parts here
-        // are looked up only for new children, once each.
+        // Children that send nothing home are scored from this position's
+        // score (`ParentParts`).
         let total = h.unwrap_or_else(|| self.scores.score(&self.b, &self.w));
         let global = global_score(&self.b, &self.w);
-        let mut own = [None; crate::variant::MAX_COLUMNS];
+        let mut parts = ParentParts::new();
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
             if prev.is_some_and(|p| undoes(p, m)) {
@@ -1580,14 +1610,9 @@ impl<'a> Search<'a> {
                     self.scores.score(&self.b, &self.w)
                 } else {
                     // The new columns' parts now; the old ones once undone.
-                    let mut s = global_score(&self.b, &self.w) + total - global;
-                    for l in [m.from, m.to] {
-                        if let Loc::Column(c) = l {
-                            s += self.scores.col_score(&self.b, c as usize, need, &self.w);
-                        }
-                    }
                     changed = Some(self.children.len());
-                    s
+                    global_score(&self.b, &self.w) + total - global
+                        + self.scores.moved_cols(&self.b, m, need, &self.w)
                 };
                 #[cfg(debug_assertions)]
                 {
@@ -1599,15 +1624,7 @@ impl<'a> Search<'a> {
             self.b.undo_any(m);
             self.b.restore_dirty(mark);
             if let Some(i) = changed {
-                for l in [m.from, m.to] {
-                    if let Loc::Column(c) = l {
-                        let c = c as usize;
-                        let before = *own[c].get_or_insert_with(|| {
-                            self.scores.col_score(&self.b, c, need, &self.w)
-                        });
-                        self.children[i].0 -= before;
-                    }
-                }
+                self.children[i].0 -= parts.moved_cols(&mut self.scores, &self.b, m, need, &self.w);
             }
             #[cfg(debug_assertions)]
             if let Some((i, f)) = full {
