@@ -1523,7 +1523,8 @@ struct Search<'a> {
     limits: &'a Limits,
     visited: Visited,
     frames: Vec<Frame>,
-    children: Vec<(i32, Move)>,
+    /// Children waiting, per frame: score, move and fingerprint.
+    children: Vec<(i32, Move, u128)>,
     auto_log: Vec<Move>,
     scratch: Vec<Move>,
     scores: ScoreCache,
@@ -1554,18 +1555,17 @@ impl<'a> Search<'a> {
     fn bytes(&self) -> u64 {
         set_bytes(self.visited.capacity())
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
-            + (self.children.capacity() * std::mem::size_of::<(i32, Move)>()) as u64
+            + (self.children.capacity() * std::mem::size_of::<(i32, Move, u128)>()) as u64
             + self.scores.bytes()
             + (self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
     }
 
-    /// Stores the current position; `Err` when a budget would be exceeded
-    /// (bytes: the smaller of `limits.max_bytes` and `soft_bytes`).
-    fn store(&mut self, soft_bytes: u64, soft_positions: u64) -> Result<bool, LimitKind> {
-        let fp = self.b.fingerprint();
-        if self.visited.contains(&fp) {
-            return Ok(false);
-        }
+    /// Stores the current position, not yet stored, whose fingerprint is
+    /// `fp`; `Err` when a budget would be exceeded (bytes: the smaller of
+    /// `limits.max_bytes` and `soft_bytes`).
+    fn store(&mut self, fp: u128, soft_bytes: u64, soft_positions: u64) -> Result<(), LimitKind> {
+        debug_assert_eq!(fp, self.b.fingerprint());
+        debug_assert!(!self.visited.contains(&fp));
         if self.visited.len() as u64 >= self.limits.max_positions.min(soft_positions) {
             return Err(LimitKind::Positions);
         }
@@ -1580,7 +1580,7 @@ impl<'a> Search<'a> {
         }
         self.visited.insert(fp);
         self.stats.stored += 1;
-        Ok(true)
+        Ok(())
     }
 
     /// Generates, scores and orders the current position's children; `h`
@@ -1610,7 +1610,8 @@ impl<'a> Search<'a> {
             let mut changed = None;
             #[cfg(debug_assertions)]
             let mut full = None;
-            if !self.visited.contains(&self.b.fingerprint()) {
+            let fp = self.b.fingerprint();
+            if !self.visited.contains(&fp) {
                 let s = if self.b.is_won() {
                     i32::MIN
                 } else if n > 0 || m.to == Loc::Foundation {
@@ -1625,7 +1626,7 @@ impl<'a> Search<'a> {
                 {
                     full = Some((self.children.len(), score(&self.b, &self.w)));
                 }
-                self.children.push((s, m));
+                self.children.push((s, m, fp));
             }
             self.b.undo_autoplay(&mut self.auto_log, n);
             self.b.undo_any(m);
@@ -1685,7 +1686,7 @@ impl<'a> Search<'a> {
         if !self.started {
             self.started = true;
             let root_autos = self.b.autoplay(&mut self.auto_log);
-            if let Err(k) = self.store(u64::MAX, u64::MAX) {
+            if let Err(k) = self.store(self.b.fingerprint(), u64::MAX, u64::MAX) {
                 return DfsStep::Done(self.finish(Outcome::Limit(k), None));
             }
             if self.b.is_won() {
@@ -1715,18 +1716,16 @@ impl<'a> Search<'a> {
                 continue;
             }
             top.next -= 1;
-            let (h, m) = self.children[top.next];
+            let (h, m, fp) = self.children[top.next];
+            // Stored since it was generated (by an earlier sibling's
+            // subtree): skipped without being played again.
+            if self.visited.contains(&fp) {
+                continue;
+            }
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
-            match self.store(soft_bytes, soft_positions) {
-                Ok(true) => {}
-                Ok(false) => {
-                    self.b.undo_autoplay(&mut self.auto_log, n);
-                    self.b.undo_any(m);
-                    let mark = self.frames.last().unwrap().mark;
-                    self.b.restore_dirty(mark);
-                    continue;
-                }
+            match self.store(fp, soft_bytes, soft_positions) {
+                Ok(()) => {}
                 Err(k) => {
                     self.b.undo_autoplay(&mut self.auto_log, n);
                     self.b.undo_any(m);
