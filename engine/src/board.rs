@@ -254,11 +254,10 @@ pub struct Board {
     /// A 64-bit fingerprint (`set_narrow`): each column's mix is `mix`'s
     /// low half only (one `fmix64` instead of two).
     narrow: bool,
-    /// Run lengths (`run_len`, 4 bits per column: a run is at most 13
-    /// cards) the cached move generators computed, for the columns in
-    /// `run_valid`; a column's bit clears whenever its cards change, and
-    /// `restore_dirty` brings back those of the mark.
-    runs: u64,
+    /// Run lengths (`run_len`) the cached move generators computed, for
+    /// the columns in `run_valid`; a column's bit clears whenever its
+    /// cards change, and `restore_dirty` brings back those of the mark.
+    runs: [u8; MAX_COLUMNS],
     run_valid: u16,
 }
 
@@ -302,7 +301,7 @@ impl Board {
             fp: 0,
             dirty: 0,
             narrow: false,
-            runs: 0,
+            runs: [0; MAX_COLUMNS],
             run_valid: 0,
         };
         b.fp = b.compute_fp();
@@ -1029,7 +1028,7 @@ impl Board {
     /// column, no whole-column moves into an empty column).
     pub fn gen_moves(&self, out: &mut Vec<Move>, all: bool) {
         let runs = self.all_runs();
-        self.gen_moves_inner(out, all, false, runs);
+        self.gen_moves_inner(out, all, false, &runs);
     }
 
     /// `gen_moves(out, false)`, with the run lengths of unchanged columns
@@ -1038,49 +1037,51 @@ impl Board {
     #[inline]
     pub fn gen_moves_cached(&mut self, out: &mut Vec<Move>) {
         let runs = self.cached_runs();
-        self.gen_moves_inner(out, false, false, runs);
+        self.gen_moves_inner(out, false, false, &runs);
     }
 
     /// `gen_moves_pruned`, with cached run lengths (`gen_moves_cached`).
     #[inline]
     pub fn gen_moves_pruned_cached(&mut self, out: &mut Vec<Move>) {
         let runs = self.cached_runs();
-        self.gen_moves_inner(out, false, true, runs);
+        self.gen_moves_inner(out, false, true, &runs);
     }
 
-    /// Every column's `run_len`, 4 bits each (column 0 lowest).
-    fn all_runs(&self) -> u64 {
-        let mut runs = 0u64;
-        for i in 0..self.ncols() {
-            runs |= (self.run_len(i) as u64) << (4 * i);
+    /// Every column's `run_len`.
+    fn all_runs(&self) -> [u8; MAX_COLUMNS] {
+        let mut runs = [0u8; MAX_COLUMNS];
+        for (i, r) in runs.iter_mut().enumerate().take(self.ncols()) {
+            *r = self.run_len(i) as u8;
         }
         runs
     }
 
     /// Every column's `run_len`, computed only where `runs` is not valid.
     #[inline]
-    fn cached_runs(&mut self) -> u64 {
+    fn cached_runs(&mut self) -> [u8; MAX_COLUMNS] {
         let all = (1u16 << self.ncols()) - 1;
         let mut stale = all & !self.run_valid;
-        // One integer, not an array: reading an array back whole right
-        // after single-byte stores into it stalls (store forwarding).
-        let mut runs = self.runs;
         while stale != 0 {
             let i = stale.trailing_zeros() as usize;
             stale &= stale - 1;
-            runs = (runs & !(15 << (4 * i))) | (self.run_len(i) as u64) << (4 * i);
+            self.runs[i] = self.run_len(i) as u8;
         }
-        self.runs = runs;
         self.run_valid = all;
-        debug_assert_eq!(runs, self.all_runs());
-        runs
+        debug_assert_eq!(self.runs[..self.ncols()], self.all_runs()[..self.ncols()]);
+        self.runs
     }
 
     /// Shared generator: with `pruned`, moves that break a run are left out
     /// (see `gen_moves_pruned`).
     #[inline]
     #[allow(clippy::needless_range_loop)] // parallel per-column arrays
-    fn gen_moves_inner(&self, out: &mut Vec<Move>, all: bool, pruned: bool, col_runs: u64) {
+    fn gen_moves_inner(
+        &self,
+        out: &mut Vec<Move>,
+        all: bool,
+        pruned: bool,
+        col_runs: &[u8; MAX_COLUMNS],
+    ) {
         let v = self.variant;
         let nc = self.ncols();
         let ncells = self.ncells();
@@ -1112,7 +1113,7 @@ impl Board {
                 }
                 continue;
             }
-            runs[i] = (col_runs >> (4 * i)) as usize & 15;
+            runs[i] = col_runs[i] as usize;
             let t = Card(self.cols[i][l - 1]);
             if self.can_found(t) {
                 out.push(self.home_move(Loc::Column(i as u8), t));
@@ -1254,7 +1255,7 @@ impl Board {
     /// `gen_moves`.
     pub fn gen_moves_pruned(&self, out: &mut Vec<Move>) {
         let runs = self.all_runs();
-        self.gen_moves_inner(out, false, true, runs);
+        self.gen_moves_inner(out, false, true, &runs);
     }
 
     /// A foundation move; its `count` field carries the suit in the high
