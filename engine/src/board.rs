@@ -227,7 +227,6 @@ const EMPTY_MIX: u128 = mix(0);
 #[derive(Copy, Clone, Debug)]
 pub struct DirtyMark {
     dirty: u16,
-    run_valid: u16,
     #[cfg(debug_assertions)]
     fp: u128,
 }
@@ -254,11 +253,6 @@ pub struct Board {
     /// A 64-bit fingerprint (`set_narrow`): each column's mix is `mix`'s
     /// low half only (one `fmix64` instead of two).
     narrow: bool,
-    /// Run lengths (`run_len`) the cached move generators computed, for
-    /// the columns in `run_valid`; a column's bit clears whenever its
-    /// cards change, and `restore_dirty` brings back those of the mark.
-    runs: [u8; MAX_COLUMNS],
-    run_valid: u16,
 }
 
 impl PartialEq for Board {
@@ -301,8 +295,6 @@ impl Board {
             fp: 0,
             dirty: 0,
             narrow: false,
-            runs: [0; MAX_COLUMNS],
-            run_valid: 0,
         };
         b.fp = b.compute_fp();
         b
@@ -488,7 +480,6 @@ impl Board {
         }
         self.fp = self.compute_fp();
         self.dirty = 0;
-        self.run_valid = 0;
     }
 
     /// A column hash's contribution to the fingerprint.
@@ -548,7 +539,6 @@ impl Board {
     pub fn dirty_mark(&self) -> DirtyMark {
         DirtyMark {
             dirty: self.dirty,
-            run_valid: self.run_valid,
             #[cfg(debug_assertions)]
             fp: self.fingerprint(),
         }
@@ -560,11 +550,6 @@ impl Board {
     #[inline]
     pub fn restore_dirty(&mut self, mark: DirtyMark) {
         self.dirty = mark.dirty;
-        // The cards are back as they were, and so are their runs: only the
-        // cached generators compute runs, and no search generates moves
-        // between a mark and its restore (`cached_runs` checks the cache
-        // against a scan in debug builds).
-        self.run_valid = mark.run_valid;
         #[cfg(debug_assertions)]
         debug_assert_eq!(
             self.fingerprint(),
@@ -649,7 +634,6 @@ impl Board {
         }
         self.fp = self.compute_fp();
         self.dirty = 0;
-        self.run_valid = 0;
     }
 
     // ----- raw edits (keep the fingerprint in step) ------------------------
@@ -658,7 +642,6 @@ impl Board {
     fn set_col_hash(&mut self, col: usize, h: u128) {
         self.col_hash[col] = h;
         self.dirty |= 1 << col;
-        self.run_valid &= !(1 << col);
     }
 
     #[inline]
@@ -1027,61 +1010,14 @@ impl Board {
     /// representative per canonical result (first empty cell, first empty
     /// column, no whole-column moves into an empty column).
     pub fn gen_moves(&self, out: &mut Vec<Move>, all: bool) {
-        let runs = self.all_runs();
-        self.gen_moves_inner(out, all, false, &runs);
-    }
-
-    /// `gen_moves(out, false)`, with the run lengths of unchanged columns
-    /// from the last call (the searches' hot path: a child's expansion
-    /// recomputes only the columns its move changed).
-    #[inline]
-    pub fn gen_moves_cached(&mut self, out: &mut Vec<Move>) {
-        let runs = self.cached_runs();
-        self.gen_moves_inner(out, false, false, &runs);
-    }
-
-    /// `gen_moves_pruned`, with cached run lengths (`gen_moves_cached`).
-    #[inline]
-    pub fn gen_moves_pruned_cached(&mut self, out: &mut Vec<Move>) {
-        let runs = self.cached_runs();
-        self.gen_moves_inner(out, false, true, &runs);
-    }
-
-    /// Every column's `run_len`.
-    fn all_runs(&self) -> [u8; MAX_COLUMNS] {
-        let mut runs = [0u8; MAX_COLUMNS];
-        for (i, r) in runs.iter_mut().enumerate().take(self.ncols()) {
-            *r = self.run_len(i) as u8;
-        }
-        runs
-    }
-
-    /// Every column's `run_len`, computed only where `runs` is not valid.
-    #[inline]
-    fn cached_runs(&mut self) -> [u8; MAX_COLUMNS] {
-        let all = (1u16 << self.ncols()) - 1;
-        let mut stale = all & !self.run_valid;
-        while stale != 0 {
-            let i = stale.trailing_zeros() as usize;
-            stale &= stale - 1;
-            self.runs[i] = self.run_len(i) as u8;
-        }
-        self.run_valid = all;
-        debug_assert_eq!(self.runs[..self.ncols()], self.all_runs()[..self.ncols()]);
-        self.runs
+        self.gen_moves_inner(out, all, false);
     }
 
     /// Shared generator: with `pruned`, moves that break a run are left out
     /// (see `gen_moves_pruned`).
     #[inline]
     #[allow(clippy::needless_range_loop)] // parallel per-column arrays
-    fn gen_moves_inner(
-        &self,
-        out: &mut Vec<Move>,
-        all: bool,
-        pruned: bool,
-        col_runs: &[u8; MAX_COLUMNS],
-    ) {
+    fn gen_moves_inner(&self, out: &mut Vec<Move>, all: bool, pruned: bool) {
         let v = self.variant;
         let nc = self.ncols();
         let ncells = self.ncells();
@@ -1113,7 +1049,7 @@ impl Board {
                 }
                 continue;
             }
-            runs[i] = col_runs[i] as usize;
+            runs[i] = self.run_len(i);
             let t = Card(self.cols[i][l - 1]);
             if self.can_found(t) {
                 out.push(self.home_move(Loc::Column(i as u8), t));
@@ -1254,8 +1190,7 @@ impl Board {
     /// a single card. Incomplete on purpose: the complete search uses
     /// `gen_moves`.
     pub fn gen_moves_pruned(&self, out: &mut Vec<Move>) {
-        let runs = self.all_runs();
-        self.gen_moves_inner(out, false, true, &runs);
+        self.gen_moves_inner(out, false, true);
     }
 
     /// A foundation move; its `count` field carries the suit in the high

@@ -1398,7 +1398,7 @@ impl BestFirst {
             let cur = &mut self.cur;
             self.gen.clear();
             if self.cfg.pruned {
-                cur.gen_moves_pruned_cached(&mut self.gen);
+                cur.gen_moves_pruned(&mut self.gen);
             } else {
                 cur.gen_moves(&mut self.gen, false);
             }
@@ -1589,10 +1589,9 @@ impl<'a> Search<'a> {
         self.stats.expanded += 1;
         let start = self.children.len();
         self.b.settle();
-        self.scratch.clear();
-        self.b.gen_moves_cached(&mut self.scratch);
-        // After generating: the mark keeps the run lengths just computed.
         let mark = self.b.dirty_mark();
+        self.scratch.clear();
+        self.b.gen_moves(&mut self.scratch, false);
         let need = next_needed(&self.b.foundations());
         let prev = mv.filter(|_| autos == 0);
         // Children that send nothing home are scored from this position's
