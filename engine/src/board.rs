@@ -1010,14 +1010,51 @@ impl Board {
     /// representative per canonical result (first empty cell, first empty
     /// column, no whole-column moves into an empty column).
     pub fn gen_moves(&self, out: &mut Vec<Move>, all: bool) {
-        self.gen_moves_inner(out, all, false);
+        self.gen_moves_inner(out, all, false, None);
+    }
+
+    /// `gen_moves(out, false)` with the run lengths given (`runs`, or
+    /// `runs_after` from the previous position's).
+    #[inline]
+    pub fn gen_moves_with_runs(&self, out: &mut Vec<Move>, runs: u64) {
+        debug_assert_eq!(runs, self.runs());
+        self.gen_moves_inner(out, false, false, Some(runs));
+    }
+
+    /// Every column's `run_len`, 4 bits each, column 0 lowest (a run is at
+    /// most 13 cards).
+    #[inline]
+    pub fn runs(&self) -> u64 {
+        let mut runs = 0u64;
+        for i in 0..self.ncols() {
+            runs |= (self.run_len(i) as u64) << (4 * i);
+        }
+        runs
+    }
+
+    /// `runs` of this board, given those of a position it differs from only
+    /// in the columns of `changed` (a `changed_columns` set).
+    #[inline]
+    pub fn runs_after(&self, mut runs: u64, mut changed: u16) -> u64 {
+        while changed != 0 {
+            let i = changed.trailing_zeros() as usize;
+            changed &= changed - 1;
+            runs = (runs & !(15 << (4 * i))) | (self.run_len(i) as u64) << (4 * i);
+        }
+        runs
+    }
+
+    /// The columns changed since the last `settle` (or `restore_dirty`).
+    #[inline]
+    pub fn changed_columns(&self) -> u16 {
+        self.dirty
     }
 
     /// Shared generator: with `pruned`, moves that break a run are left out
     /// (see `gen_moves_pruned`).
     #[inline]
     #[allow(clippy::needless_range_loop)] // parallel per-column arrays
-    fn gen_moves_inner(&self, out: &mut Vec<Move>, all: bool, pruned: bool) {
+    fn gen_moves_inner(&self, out: &mut Vec<Move>, all: bool, pruned: bool, col_runs: Option<u64>) {
         let v = self.variant;
         let nc = self.ncols();
         let ncells = self.ncells();
@@ -1049,7 +1086,10 @@ impl Board {
                 }
                 continue;
             }
-            runs[i] = self.run_len(i);
+            runs[i] = match col_runs {
+                Some(r) => (r >> (4 * i)) as usize & 15,
+                None => self.run_len(i),
+            };
             let t = Card(self.cols[i][l - 1]);
             if self.can_found(t) {
                 out.push(self.home_move(Loc::Column(i as u8), t));
@@ -1190,7 +1230,7 @@ impl Board {
     /// a single card. Incomplete on purpose: the complete search uses
     /// `gen_moves`.
     pub fn gen_moves_pruned(&self, out: &mut Vec<Move>) {
-        self.gen_moves_inner(out, false, true);
+        self.gen_moves_inner(out, false, true, None);
     }
 
     /// A foundation move; its `count` field carries the suit in the high

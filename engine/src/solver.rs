@@ -205,6 +205,9 @@ struct Frame {
     /// This frame's children in `children[start..end]`, next to try at `next`.
     start: usize,
     next: usize,
+    /// The position's run lengths (`Board::runs`): a child's are these with
+    /// the columns its moves changed recomputed.
+    runs: u64,
 }
 
 /// Heuristic weights (tuned on deals 1..2000; see docs/SOLVER.md).
@@ -1588,10 +1591,16 @@ impl<'a> Search<'a> {
     fn expand(&mut self, mv: Option<Move>, autos: usize, h: Option<i32>) {
         self.stats.expanded += 1;
         let start = self.children.len();
+        // The columns changed since the parent's expansion settled (its
+        // children's moves were undone and its mark restored since).
+        let runs = match (mv, self.frames.last()) {
+            (Some(_), Some(f)) => self.b.runs_after(f.runs, self.b.changed_columns()),
+            _ => self.b.runs(),
+        };
         self.b.settle();
         let mark = self.b.dirty_mark();
         self.scratch.clear();
-        self.b.gen_moves(&mut self.scratch, false);
+        self.b.gen_moves_with_runs(&mut self.scratch, runs);
         let need = next_needed(&self.b.foundations());
         let prev = mv.filter(|_| autos == 0);
         // Children that send nothing home are scored from this position's
@@ -1650,6 +1659,7 @@ impl<'a> Search<'a> {
             autos,
             start,
             next: end,
+            runs,
         });
     }
 
@@ -1752,6 +1762,7 @@ impl<'a> Search<'a> {
                     autos: n,
                     start: 0,
                     next: 0,
+                    runs: 0,
                 });
                 let sol = self.build_solution();
                 return DfsStep::Done(self.finish(Outcome::Solved, Some(sol)));
