@@ -1867,11 +1867,14 @@ pub fn shorten(start: &Board, moves: &[Move], eager: bool) -> Vec<Move> {
 /// Writes a path out as a `Solution`, automatic moves made explicit.
 pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
     let mut b = start.clone();
-    let mut moves = Vec::new();
-    let mut notation = Vec::new();
-    let mut auto = Vec::new();
+    // Room for the path and about as many automatic moves.
+    let room = 2 * path.len() + 8;
+    let mut moves = Vec::with_capacity(room);
+    let mut notation = Vec::with_capacity(room);
+    let mut auto = Vec::with_capacity(room);
     let mut single: Option<u32> = Some(0);
     let mut log = Vec::new();
+    let mut played = Vec::new();
     // `after`: the move just played, from a position at the automatic-move
     // fixpoint (`Board::autoplay_after`); None at the start.
     let mut push_autos = |b: &mut Board,
@@ -1889,9 +1892,10 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
         if n == 0 {
             return;
         }
-        let played: Vec<Move> = log[log.len() - n..].to_vec();
+        played.clear();
+        played.extend_from_slice(&log[log.len() - n..]);
         b.undo_autoplay(&mut log, n);
-        for first in played {
+        for &first in &played {
             notation.push(b.notation(first));
             b.apply(first);
             moves.push(first);
@@ -1939,8 +1943,66 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
     }
 }
 
+/// The number of single-card moves `expand_move` writes `m` as, counted
+/// without playing them: only column lengths matter to the recursion.
 fn expansion_len(b: &Board, m: Move) -> Option<u32> {
-    expand_move(b, m).map(|v| v.len() as u32)
+    let (Loc::Column(a), Loc::Column(d)) = (m.from, m.to) else {
+        return Some(1);
+    };
+    if m.count <= 1 {
+        return Some(1);
+    }
+    let mut lens = [0u8; crate::variant::MAX_COLUMNS];
+    for (i, l) in lens.iter_mut().enumerate().take(b.ncols()) {
+        *l = b.column_len(i) as u8;
+    }
+    let free = b.empty_cells() as usize;
+    let any = b.variant().empty == EmptyRule::Any;
+    let n = count_run(
+        &mut lens[..b.ncols()],
+        free,
+        any,
+        a as usize,
+        d as usize,
+        m.count as usize,
+    );
+    debug_assert_eq!(n, expand_move(b, m).map(|v| v.len() as u32));
+    n
+}
+
+/// `expand_run`'s number of moves, on column lengths alone (the same
+/// recursion, step for step).
+fn count_run(
+    lens: &mut [u8],
+    free: usize,
+    any: bool,
+    from: usize,
+    to: usize,
+    k: usize,
+) -> Option<u32> {
+    if k <= free + 1 {
+        lens[from] -= k as u8;
+        lens[to] += k as u8;
+        return Some(2 * k as u32 - 1);
+    }
+    if !any {
+        return None;
+    }
+    let empty = |lens: &[u8], i: usize| i != from && i != to && lens[i] == 0;
+    let t = (0..lens.len()).find(|&i| empty(lens, i))?;
+    let helpers_left = (0..lens.len())
+        .filter(|&i| i != t && empty(lens, i))
+        .count() as u32;
+    let cap = ((free as u32 + 1) << helpers_left.min(20)) as usize;
+    let park = cap.min(k - 1);
+    if k - park > cap {
+        return None;
+    }
+    Some(
+        count_run(lens, free, any, from, t, park)?
+            + count_run(lens, free, any, from, to, k - park)?
+            + count_run(lens, free, any, t, to, park)?,
+    )
 }
 
 /// Expands a multi-card move into single-card moves through free cells and
