@@ -1874,7 +1874,6 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
     let mut auto = Vec::with_capacity(room);
     let mut single: Option<u32> = Some(0);
     let mut log = Vec::new();
-    let mut played = Vec::new();
     // `after`: the move just played, from a position at the automatic-move
     // fixpoint (`Board::autoplay_after`); None at the start.
     let mut push_autos = |b: &mut Board,
@@ -1883,22 +1882,17 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
                           notation: &mut Vec<crate::board::Notation>,
                           auto: &mut Vec<bool>,
                           single: &mut Option<u32>| {
-        // Play them, take them back, then write each in its own position.
         log.clear();
         let n = match after {
             Some(m) => b.autoplay_after(&mut log, m, eager),
             None => b.autoplay_with(&mut log, eager),
         };
-        if n == 0 {
-            return;
-        }
-        played.clear();
-        played.extend_from_slice(&log[log.len() - n..]);
-        b.undo_autoplay(&mut log, n);
-        for &first in &played {
-            notation.push(b.notation(first));
-            b.apply(first);
-            moves.push(first);
+        // A foundation move's notation is its source and `h` whatever the
+        // position, so they are written as played.
+        for &m in &log[log.len() - n..] {
+            debug_assert_eq!(m.to, Loc::Foundation);
+            notation.push(b.notation(m));
+            moves.push(m);
             auto.push(true);
             if let Some(s) = single.as_mut() {
                 *s += 1;
