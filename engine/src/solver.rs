@@ -177,7 +177,8 @@ fn seen_bytes(cap: usize) -> u64 {
 /// lets a member skip a position, which the portfolio tolerates: it proves
 /// nothing. One entry with a flag, where a set used to hold the position
 /// and a salted "followed" key: one probe at a pop instead of two (session
-/// 7; same counts, 3 cells -1 % to -3 % CPU, peak +5 %).
+/// 7; same counts, 3 cells -1 % to -3 % CPU, peak 162 -> 173 MB on MS
+/// 1..32000).
 type Closed = HashMap<u64, bool, BuildHasherDefault<FpHasher>>;
 
 fn closed_bytes(cap: usize) -> u64 {
@@ -828,8 +829,8 @@ pub const DFS_START: u64 = 3200;
 /// A member in a greedy descent (the popped position is a child of its
 /// last expansion) is only blocked by a position whose line another member
 /// has *followed*, i.e. expanded one of its children too (the flag of its
-/// entry in `Closed`); a position another member expanded and then left is skipped
-/// only outside descents. Without this, MS 11230 with 3 cells took 7.56 M
+/// entry in `Closed`); a position another member expanded and then left is
+/// skipped only outside descents. Without this, MS 11230 with 3 cells took 7.56 M
 /// expansions: member 4 expanded positions on member 1's winning line and
 /// did not pursue them, so member 1 never could. With it 11230 takes 16 k;
 /// MS 1..32000 with 3 cells 64.5 M -> 56.8 M expansions, peak 721 -> 154
@@ -1938,65 +1939,18 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
 }
 
 /// The number of single-card moves `expand_move` writes `m` as, counted
-/// without playing them: only column lengths matter to the recursion.
+/// without building them.
 fn expansion_len(b: &Board, m: Move) -> Option<u32> {
-    let (Loc::Column(a), Loc::Column(d)) = (m.from, m.to) else {
-        return Some(1);
-    };
-    if m.count <= 1 {
-        return Some(1);
+    let mut n = 0;
+    let count = |n: &mut u32| plan_move(b, m, &mut |_| *n += 1).then_some(*n);
+    // Most runs fit through the free cells: `Plan::run`'s first case, k
+    // cards in 2k - 1 moves (debug builds check against the plan).
+    let k = m.count as u32;
+    if matches!((m.from, m.to), (Loc::Column(_), Loc::Column(_))) && k <= b.empty_cells() + 1 {
+        debug_assert_eq!(Some(2 * k - 1), count(&mut n));
+        return Some(2 * k - 1);
     }
-    let mut lens = [0u8; crate::variant::MAX_COLUMNS];
-    for (i, l) in lens.iter_mut().enumerate().take(b.ncols()) {
-        *l = b.column_len(i) as u8;
-    }
-    let free = b.empty_cells() as usize;
-    let any = b.variant().empty == EmptyRule::Any;
-    let n = count_run(
-        &mut lens[..b.ncols()],
-        free,
-        any,
-        a as usize,
-        d as usize,
-        m.count as usize,
-    );
-    debug_assert_eq!(n, expand_move(b, m).map(|v| v.len() as u32));
-    n
-}
-
-/// `expand_run`'s number of moves, on column lengths alone (the same
-/// recursion, step for step).
-fn count_run(
-    lens: &mut [u8],
-    free: usize,
-    any: bool,
-    from: usize,
-    to: usize,
-    k: usize,
-) -> Option<u32> {
-    if k <= free + 1 {
-        lens[from] -= k as u8;
-        lens[to] += k as u8;
-        return Some(2 * k as u32 - 1);
-    }
-    if !any {
-        return None;
-    }
-    let empty = |lens: &[u8], i: usize| i != from && i != to && lens[i] == 0;
-    let t = (0..lens.len()).find(|&i| empty(lens, i))?;
-    let helpers_left = (0..lens.len())
-        .filter(|&i| i != t && empty(lens, i))
-        .count() as u32;
-    let cap = ((free as u32 + 1) << helpers_left.min(20)) as usize;
-    let park = cap.min(k - 1);
-    if k - park > cap {
-        return None;
-    }
-    Some(
-        count_run(lens, free, any, from, t, park)?
-            + count_run(lens, free, any, from, to, k - park)?
-            + count_run(lens, free, any, t, to, park)?,
-    )
+    count(&mut n)
 }
 
 /// Expands a multi-card move into single-card moves through free cells and
@@ -2004,62 +1958,97 @@ fn count_run(
 /// column, move the rest, bring the half back). `None` when the move is
 /// longer than single-card moves can carry (only under `unlimited`).
 pub fn expand_move(b: &Board, m: Move) -> Option<Vec<Move>> {
+    let mut out = Vec::new();
+    plan_move(b, m, &mut |x| out.push(x)).then_some(out)
+}
+
+/// Hands `emit` the single-card moves `m` expands to, in order; false when
+/// it cannot be expanded. Only column lengths and the free cells decide the
+/// plan, so it is made without playing a move.
+fn plan_move(b: &Board, m: Move, emit: &mut impl FnMut(Move)) -> bool {
     let (Loc::Column(a), Loc::Column(d)) = (m.from, m.to) else {
-        return Some(vec![m]);
+        emit(m);
+        return true;
     };
     if m.count <= 1 {
-        return Some(vec![m]);
+        emit(m);
+        return true;
     }
-    let mut work = b.clone();
-    let mut out = Vec::new();
-    if expand_run(
-        &mut work,
+    let mut lens = [0u8; crate::variant::MAX_COLUMNS];
+    for (i, l) in lens.iter_mut().enumerate().take(b.ncols()) {
+        *l = b.column_len(i) as u8;
+    }
+    let mut free = [0u8; crate::variant::MAX_CELLS];
+    let mut nfree = 0;
+    for i in 0..b.ncells() {
+        if b.cell(i).is_none() {
+            free[nfree] = i as u8;
+            nfree += 1;
+        }
+    }
+    let plan = Plan {
+        free: &free[..nfree],
+        any: b.variant().empty == EmptyRule::Any,
+    };
+    plan.run(
+        &mut lens[..b.ncols()],
         a as usize,
         d as usize,
         m.count as usize,
-        &mut out,
-    ) {
-        Some(out)
-    } else {
-        None
-    }
+        emit,
+    )
 }
 
-fn expand_run(b: &mut Board, from: usize, to: usize, k: usize, out: &mut Vec<Move>) -> bool {
-    let free: Vec<usize> = (0..b.ncells()).filter(|&i| b.cell(i).is_none()).collect();
-    if k <= free.len() + 1 {
-        for (j, &cell) in free.iter().take(k - 1).enumerate() {
-            let _ = j;
-            let m = Move::new(Loc::Column(from as u8), Loc::Cell(cell as u8), 1);
-            b.apply(m);
-            out.push(m);
+/// What a multi-card move's expansion depends on besides column lengths:
+/// the free cells (each is empty again once a step is done) and whether
+/// an empty column takes any card.
+struct Plan<'a> {
+    free: &'a [u8],
+    any: bool,
+}
+
+impl Plan<'_> {
+    /// Moves `k` cards from `from` to `to` (lengths in `lens`).
+    fn run(
+        &self,
+        lens: &mut [u8],
+        from: usize,
+        to: usize,
+        k: usize,
+        emit: &mut impl FnMut(Move),
+    ) -> bool {
+        let (f, t) = (Loc::Column(from as u8), Loc::Column(to as u8));
+        if k <= self.free.len() + 1 {
+            for &cell in &self.free[..k - 1] {
+                emit(Move::new(f, Loc::Cell(cell), 1));
+            }
+            emit(Move::new(f, t, 1));
+            for &cell in self.free[..k - 1].iter().rev() {
+                emit(Move::new(Loc::Cell(cell), t, 1));
+            }
+            lens[from] -= k as u8;
+            lens[to] += k as u8;
+            return true;
         }
-        let m = Move::new(Loc::Column(from as u8), Loc::Column(to as u8), 1);
-        b.apply(m);
-        out.push(m);
-        for &cell in free.iter().take(k - 1).rev() {
-            let m = Move::new(Loc::Cell(cell as u8), Loc::Column(to as u8), 1);
-            b.apply(m);
-            out.push(m);
+        if !self.any {
+            return false;
         }
-        return true;
+        let empty = |lens: &[u8], i: usize| i != from && i != to && lens[i] == 0;
+        let Some(h) = (0..lens.len()).find(|&i| empty(lens, i)) else {
+            return false;
+        };
+        let helpers_left = (0..lens.len())
+            .filter(|&i| i != h && empty(lens, i))
+            .count() as u32;
+        let cap = ((self.free.len() as u32 + 1) << helpers_left.min(20)) as usize;
+        let park = cap.min(k - 1);
+        if k - park > cap {
+            return false;
+        }
+        self.run(lens, from, h, park, emit)
+            && self.run(lens, from, to, k - park, emit)
+            && self.run(lens, h, to, park, emit)
     }
-    if b.variant().empty != EmptyRule::Any {
-        return false;
-    }
-    let helper = (0..b.ncols()).find(|&i| i != from && i != to && b.column_len(i) == 0);
-    let Some(t) = helper else { return false };
-    let helpers_left = (0..b.ncols())
-        .filter(|&i| i != from && i != to && i != t && b.column_len(i) == 0)
-        .count() as u32;
-    let cap = ((free.len() as u32 + 1) << helpers_left.min(20)) as usize;
-    let park = cap.min(k - 1);
-    if k - park > cap {
-        return false;
-    }
-    expand_run(b, from, t, park, out)
-        && expand_run(b, from, to, k - park, out)
-        && expand_run(b, t, to, park, out)
 }
 
 /// The smallest number of cells (at most `max_cells`) with which Microsoft
