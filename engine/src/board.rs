@@ -1025,11 +1025,7 @@ impl Board {
     /// most 13 cards).
     #[inline]
     pub fn runs(&self) -> u64 {
-        let mut runs = 0u64;
-        for i in 0..self.ncols() {
-            runs |= (self.run_len(i) as u64) << (4 * i);
-        }
-        runs
+        self.runs_after(0, (1 << self.ncols()) - 1)
     }
 
     /// `runs` of this board, given those of a position it differs from only

@@ -1941,18 +1941,8 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
 /// The number of single-card moves `expand_move` writes `m` as, counted
 /// without building them.
 fn expansion_len(b: &Board, m: Move) -> Option<u32> {
-    let planned = || {
-        let mut n = 0;
-        plan_move(b, m, &mut |_| n += 1).then_some(n)
-    };
-    // Most runs fit through the free cells: `Plan::run`'s first case, k
-    // cards in 2k - 1 moves (debug builds check against the plan).
-    let k = m.count as u32;
-    if matches!((m.from, m.to), (Loc::Column(_), Loc::Column(_))) && k <= b.empty_cells() + 1 {
-        debug_assert_eq!(Some(2 * k - 1), planned());
-        return Some(2 * k - 1);
-    }
-    planned()
+    let mut n = 0;
+    plan_move(b, m, &mut |_| n += 1).then_some(n)
 }
 
 /// Expands a multi-card move into single-card moves through free cells and
