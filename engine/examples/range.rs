@@ -47,7 +47,7 @@ fn main() {
         // (2000 when N is not a number).
         if std::env::var("FCA_LISTHARD").is_ok_and(|v| r.stats.expanded > v.parse().unwrap_or(2000))
         {
-            println!("hard {n} {}", r.stats.expanded);
+            println!("hard {n} {} {}", r.stats.expanded, r.outcome.name());
         }
         peak = peak.max(r.stats.peak_bytes);
         if r.stats.expanded > worst.1 {

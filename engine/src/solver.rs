@@ -550,6 +550,8 @@ struct Tuning {
     dfs_share: u64,
     dfs_start: u64,
     stagnation: u64,
+    /// `BLOCKED_HOME`, `BLOCKED_FROM`, `BLOCKED_FACTOR`; None: never blocked.
+    blocked: Option<(u32, u64, u64)>,
 }
 
 fn tuning() -> &'static Tuning {
@@ -561,6 +563,15 @@ fn tuning() -> &'static Tuning {
         dfs_share: env_u64("FCA_DFS_SHARE", DFS_SHARE),
         dfs_start: env_u64("FCA_DFS_START", DFS_START),
         stagnation: env_u64("FCA_STAGNATION", STAGNATION),
+        // "HOME/FROM/FACTOR", or "off" (for experiments).
+        blocked: match std::env::var("FCA_BLOCKED") {
+            Ok(v) if v == "off" => None,
+            Ok(v) => {
+                let p: Vec<u64> = v.split('/').map(|x| x.parse().unwrap()).collect();
+                Some((p[0] as u32, p[1], p[2]))
+            }
+            Err(_) => Some((BLOCKED_HOME, BLOCKED_FROM, BLOCKED_FACTOR)),
+        },
     })
 }
 
@@ -583,6 +594,7 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         dfs_share,
         dfs_start,
         stagnation,
+        blocked,
     } = tuning();
     let (quota, cap, dfs_share, dfs_start, stagnation) =
         (*quota, *cap, *dfs_share, *dfs_start, *stagnation);
@@ -743,9 +755,16 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         // The complete search's share of the round: it finds the solutions
         // the best-first members miss on some hard deals, and it is the
         // one that proves `unsolvable` (the members are all pruned).
-        if dfs_share > 0 && budget >= dfs_start {
+        // A blocked deal (`BLOCKED_HOME`) gives the complete search a larger
+        // share, and from an earlier round.
+        let blocked_now = blocked
+            .filter(|&(home, from, _)| budget >= from && runs.iter().all(|r| r.best_home <= home));
+        if dfs_share > 0 && (budget >= dfs_start || blocked_now.is_some()) {
             let (pb, ps) = portfolio_load(&runs, &groups);
-            let until = dfs.stats.expanded.max(budget / dfs_share);
+            let mut until = dfs.stats.expanded.max(budget / dfs_share);
+            if let Some((_, _, f)) = blocked_now {
+                until = until.max(f * totals(&runs).0);
+            }
             let step = dfs.resume(
                 until,
                 limits.max_bytes.saturating_sub(pb),
@@ -809,6 +828,32 @@ pub const DFS_SHARE: u64 = 4;
 pub const INTERLEAVED_WEIGHTS: [i32; 8] = [6, 0, 1, 6, 10, 1, 0, 0];
 /// The member quota at which the complete search joins the rounds.
 pub const DFS_START: u64 = 3200;
+
+/// A deal is "blocked" at the end of a round with a member quota of at
+/// least `BLOCKED_FROM` when no member has yet expanded a position with more
+/// than `BLOCKED_HOME` cards home. The complete search then gets, that
+/// round, up to `BLOCKED_FACTOR` times the members' expansions so far
+/// (instead of a quarter of one member's quota from `DFS_START` on). The
+/// members keep their turns, so a blocked deal that is solvable costs at
+/// most about `BLOCKED_FACTOR + 1` times what they need; and a deal that
+/// gets unblocked (a member reaches more cards home) goes back to the usual
+/// share. Members that get nowhere near the foundations are typical of the
+/// unsolvable deals, whose proof is the complete search's work anyway, and
+/// it expands about twice as fast as they do.
+///
+/// Measured (session 8; docs/SOLVER.md): MS 11982 with 4 cells 106 k ->
+/// 65 k expansions, 61 -> 32 ms; the main job over MS 1..1,000,000 with 4
+/// cells 203.13 M -> 204.93 M expansions (186 deals changed: 2.02 M up,
+/// 0.23 M down) at the same CPU (233.0 s and 232.0 s on one core per half),
+/// the same outcomes; MS 1..32000 with 3 cells 51.11 M -> 52.71 M expansions
+/// at the same CPU (38.87 s and 38.86 s), with 4 cells 6.33 M -> 6.31 M.
+/// Session 5's form of the rule handed a blocked deal to the complete
+/// search alone, unbounded, and cost the main job 41 solvable deals at up
+/// to 1,200 times their expansions (711657: 3.7 k -> 4.5 M); here that deal
+/// takes 55 k.
+pub const BLOCKED_HOME: u32 = 2;
+pub const BLOCKED_FROM: u64 = 400;
+pub const BLOCKED_FACTOR: u64 = 32;
 
 /// Whether members with the same moves and automatic moves share, from
 /// the second round on, the set of positions they have expanded: a member
@@ -950,6 +995,8 @@ struct BestFirst {
     /// when it was reached.
     best_h: i32,
     last_improve: u64,
+    /// The most cards home in any position this search has expanded.
+    best_home: u32,
     /// Waiting positions (indices into `nodes`) by priority.
     queue: BucketQueue,
     visited: Seen,
@@ -1216,6 +1263,7 @@ impl BestFirst {
             expanded_fps: Vec::with_capacity(room / 8),
             best_h: i32::MAX,
             last_improve: 0,
+            best_home: 0,
             queue,
             visited,
             expanded: 0,
@@ -1430,6 +1478,7 @@ impl BestFirst {
             }
             self.expanded_fps.push(fp);
             let cur = &mut self.cur;
+            self.best_home = self.best_home.max(cur.cards_home());
             self.expanded_nodes.push((cur.pack(), idx));
             let me = (self.expanded_nodes.len() - 1) as u32;
             self.cur_idx = me;
@@ -2205,6 +2254,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_blocked_deal_gives_the_complete_search_the_larger_share() {
+        // No member gets more than two cards home on 11982 with 4 cells by
+        // the end of the 400-quota round (`BLOCKED_HOME`), so the complete
+        // search gets 32 times the members' expansions and proves it while
+        // they are still running. With the usual share the members ran dry
+        // first: 106,477 expansions in all.
+        let r = run(11982, 4);
+        assert_eq!(r.outcome, Outcome::Unsolvable);
+        assert!(r.stats.expanded < 80_000, "{}", r.stats.expanded);
     }
 
     /// Exhaustive search over single-card moves, with or without the safe
