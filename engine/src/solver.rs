@@ -764,6 +764,12 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
             let mut until = dfs.stats.expanded.max(budget / dfs_share);
             if let Some((_, _, f)) = blocked_now {
                 until = until.max(f * totals(&runs).0);
+                // A long step: room for what it may store, at once, rather
+                // than growing the set through every size.
+                dfs.reserve(
+                    (until - dfs.stats.expanded) as usize,
+                    limits.max_bytes.saturating_sub(pb),
+                );
             }
             let step = dfs.resume(
                 until,
@@ -1602,6 +1608,16 @@ impl<'a> Search<'a> {
             scores: ScoreCache::new(limits.max_bytes),
             stats: Stats::default(),
             t0: Instant::now(),
+        }
+    }
+
+    /// Room for `n` more positions in the visited set, if the set then
+    /// takes at most 1/16 of `max_bytes` (like the portfolio's first tables).
+    fn reserve(&mut self, n: usize, max_bytes: u64) {
+        let n = n.min(self.limits.max_positions as usize);
+        let want = self.visited.len() + n;
+        if want > self.visited.capacity() && set_bytes(want) + self.bytes() <= max_bytes / 16 {
+            self.visited.reserve(n);
         }
     }
 
