@@ -567,8 +567,11 @@ fn tuning() -> &'static Tuning {
         blocked: match std::env::var("FCA_BLOCKED") {
             Ok(v) if v == "off" => None,
             Ok(v) => {
-                let p: Vec<u64> = v.split('/').map(|x| x.parse().unwrap()).collect();
-                Some((p[0] as u32, p[1], p[2]))
+                let p: Vec<u64> = v.split('/').filter_map(|x| x.parse().ok()).collect();
+                match p[..] {
+                    [home, from, factor] => Some((home as u32, from, factor)),
+                    _ => panic!("FCA_BLOCKED={v:?}: expected HOME/FROM/FACTOR or off"),
+                }
             }
             Err(_) => Some((BLOCKED_HOME, BLOCKED_FROM, BLOCKED_FACTOR)),
         },
