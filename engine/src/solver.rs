@@ -10,8 +10,9 @@
 //!   pruned moves with eager automatic moves, run round-robin with doubling
 //!   quotas and sharing the positions they have expanded. It only ever
 //!   finds solutions; running out of positions proves nothing.
-//! - The complete search joins the rounds late and decides alone if the
-//!   portfolio's cap is reached: depth-first over every move, children
+//! - The complete search joins the rounds late (early, with a larger share,
+//!   on a deal where no member gets cards home: `BLOCKED_HOME`) and decides
+//!   alone if the portfolio's cap is reached: depth-first over every move, children
 //!   ordered by the heuristic, after every move the *safe* automatic
 //!   foundation moves (`Board::is_safe_home`), and a visited set of
 //!   canonical fingerprints. When the whole reachable graph has been
