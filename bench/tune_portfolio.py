@@ -3,12 +3,17 @@
 
 Each step tries every weight of every member one up and one down, runs
 ``engine/examples/range.rs`` on the training deals with the candidate
-portfolio (``FCA_PORTFOLIO``), and keeps the step with the fewest positions
-expanded in total. It stops when no step helps or after ``--steps`` steps.
-The counts are deterministic, so no repetition is needed; check a result on
-held-out deals before adopting it (docs/SOLVER.md, "Tuning knobs").
+portfolio (``FCA_PORTFOLIO``), and keeps the step with the lowest cost. It
+stops when no step helps or after ``--steps`` steps. The cost is the
+positions expanded in total (``--cost expansions``), or an estimate of the
+CPU time that needs no timing (``--cost time``): the members' expansions
+plus half the complete search's, which costs about half as much per
+expansion (docs/SOLVER.md). The counts are deterministic, so no repetition
+is needed; check a result on held-out deals before adopting it
+(docs/SOLVER.md, "Tuning knobs").
 
     python bench/tune_portfolio.py --start 1 --end 4000 --cells 4 --steps 3
+    python bench/tune_portfolio.py --deals train.txt --cells 3 --cost time
 
 Exit codes: 0 done, 2 bad arguments or the range example failed to build/run.
 """
@@ -76,17 +81,37 @@ def build_range() -> Path:
     return REPO / "engine" / "target" / "release" / "examples" / "range"
 
 
-def expansions(binary: Path, portfolio: tuple[Member, ...], start: int, end: int, cells: int) -> int:
-    env = dict(os.environ, FCA_PORTFOLIO=spec(portfolio))
-    r = subprocess.run(
-        [str(binary), str(start), str(end), str(cells)], env=env, capture_output=True, text=True, check=False
-    )
-    m = re.search(r"expanded (\d+) \(", r.stdout)
-    limit = re.search(r"limit (\d+);", r.stdout)
-    if r.returncode != 0 or m is None or limit is None:
-        raise SystemExit(f"tune_portfolio: the range example failed:\n{r.stderr[-2000:]}")
-    # A deal ending as `limit` disqualifies the candidate.
-    return int(m.group(1)) + (10**12 if int(limit.group(1)) > 0 else 0)
+@dataclass(frozen=True)
+class Work:
+    """The training deals and what a candidate is charged for them."""
+
+    start: int
+    end: int
+    cells: int
+    deals: Path | None
+    time: bool
+
+    def cost(self, binary: Path, portfolio: tuple[Member, ...]) -> float:
+        env = dict(os.environ, FCA_PORTFOLIO=spec(portfolio))
+        if self.deals is not None:
+            env["FCA_DEALS_FILE"] = str(self.deals)
+        r = subprocess.run(
+            [str(binary), str(self.start), str(self.end), str(self.cells)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        m = re.search(r"expanded (\d+) \(", r.stdout)
+        proof = re.search(r"complete search expanded (\d+)", r.stdout)
+        limit = re.search(r"limit (\d+);", r.stdout)
+        if r.returncode != 0 or m is None or proof is None or limit is None:
+            raise SystemExit(f"tune_portfolio: the range example failed:\n{r.stderr[-2000:]}")
+        total = int(m.group(1))
+        # The complete search's expansions cost about half a member's.
+        cost = total - int(proof.group(1)) / 2 if self.time else total
+        # A deal ending as `limit` disqualifies the candidate.
+        return cost + (10**12 if int(limit.group(1)) > 0 else 0)
 
 
 def neighbours(portfolio: tuple[Member, ...]) -> list[tuple[Member, ...]]:
@@ -105,7 +130,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--start", type=int, default=1)
     ap.add_argument("--end", type=int, default=4000)
+    ap.add_argument("--deals", type=Path, help="file of deal numbers (instead of --start..--end)")
     ap.add_argument("--cells", type=int, default=4)
+    ap.add_argument("--cost", choices=("expansions", "time"), default="expansions")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--portfolio", help="members as FCA_PORTFOLIO spells them (default: the engine's)")
@@ -113,20 +140,24 @@ def main() -> int:
     if not 1 <= a.start <= a.end or a.steps < 0 or a.jobs < 1:
         print("tune_portfolio: need 1 <= start <= end, steps >= 0, jobs >= 1", file=sys.stderr)
         return 2
+    if a.deals is not None and not a.deals.is_file():
+        print(f"tune_portfolio: no such deals file: {a.deals}", file=sys.stderr)
+        return 2
+    work = Work(a.start, a.end, a.cells, a.deals, a.cost == "time")
     binary = build_range()
     best = tuple(parse_member(t) for t in (a.portfolio or engine_portfolio()).split(";"))
-    best_cost = expansions(binary, best, a.start, a.end, a.cells)
-    print(f"start {best_cost} {spec(best)}", flush=True)
+    best_cost = work.cost(binary, best)
+    print(f"start {best_cost:.0f} {spec(best)}", flush=True)
     for step in range(a.steps):
         cands = neighbours(best)
         with ThreadPoolExecutor(a.jobs) as ex:
-            costs = list(ex.map(lambda p: expansions(binary, p, a.start, a.end, a.cells), cands))
+            costs = list(ex.map(lambda p: work.cost(binary, p), cands))
         i = min(range(len(cands)), key=costs.__getitem__)
         if costs[i] >= best_cost:
             print(f"step {step}: no neighbour is better; done", flush=True)
             break
         best, best_cost = cands[i], costs[i]
-        print(f"step {step}: {best_cost} {spec(best)}", flush=True)
+        print(f"step {step}: {best_cost:.0f} {spec(best)}", flush=True)
     return 0
 
 

@@ -25,6 +25,7 @@ fn main() {
     let t0 = Instant::now();
     let (mut solved, mut unsolvable, mut limit) = (0, 0, 0);
     let mut expanded = 0u64;
+    let mut proof_expanded = 0u64;
     let mut lens = Vec::new();
     let mut exps = Vec::new();
     let mut peak = 0u64;
@@ -38,10 +39,12 @@ fn main() {
             .collect(),
         Err(_) => (start..=end).collect(),
     };
+    let count = deals.len().max(1) as f64;
     for n in deals {
         let b = Board::deal(n, v).unwrap();
         let r = solve(&b, &limits);
         expanded += r.stats.expanded;
+        proof_expanded += r.stats.proof_expanded;
         exps.push(r.stats.expanded);
         // FCA_LISTHARD=N lists the deals that took more than N expansions
         // (2000 when N is not a number).
@@ -84,11 +87,14 @@ fn main() {
         q(1.0)
     );
     let el = t0.elapsed().as_secs_f64();
+    // The complete search's share (its expansions cost about half a
+    // member's): what `bench/tune_portfolio.py --cost time` weighs.
+    println!("complete search expanded {proof_expanded}");
     println!(
         "deals {start}..{end} cells {cells}: solved {solved} unsolvable {unsolvable} limit {limit}; \
          {el:.2}s, {:.1} us/deal, expanded {expanded} ({:.0}/deal), worst #{} {}; median single len {}; p90 {}; peak {} MB",
-        el * 1e6 / (end - start + 1) as f64,
-        expanded as f64 / (end - start + 1) as f64,
+        el * 1e6 / count,
+        expanded as f64 / count,
         worst.0, worst.1,
         lens.get(lens.len() / 2).copied().unwrap_or(0),
         lens.get(lens.len() * 9 / 10).copied().unwrap_or(0),
