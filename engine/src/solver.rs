@@ -11,8 +11,9 @@
 //!   quotas and sharing the positions they have expanded. It only ever
 //!   finds solutions; running out of positions proves nothing.
 //! - The complete search joins the rounds late (early, with a larger share,
-//!   on a deal where no member gets cards home: `BLOCKED_HOME`) and decides
-//!   alone if the portfolio's cap is reached: depth-first over every move, children
+//!   on a deal where no member gets cards home, `BLOCKED_HOME`, or where all
+//!   members but one have run dry, `DRY_FACTOR`) and decides alone if the
+//!   portfolio's cap is reached: depth-first over every move, children
 //!   ordered by the heuristic, after every move the *safe* automatic
 //!   foundation moves (`Board::is_safe_home`), and a visited set of
 //!   canonical fingerprints. When the whole reachable graph has been
@@ -557,6 +558,8 @@ struct Tuning {
     stagnation: u64,
     /// `BLOCKED_HOME`, `BLOCKED_FROM`, `BLOCKED_FACTOR`; None: never blocked.
     blocked: Option<(u32, u64, u64)>,
+    /// `DRY_FACTOR`; None: never.
+    dry: Option<u64>,
 }
 
 fn tuning() -> &'static Tuning {
@@ -579,6 +582,15 @@ fn tuning() -> &'static Tuning {
                 }
             }
             Err(_) => Some((BLOCKED_HOME, BLOCKED_FROM, BLOCKED_FACTOR)),
+        },
+        // "FACTOR", or "off" (for experiments).
+        dry: match std::env::var("FCA_DRY") {
+            Ok(v) if v == "off" => None,
+            Ok(v) => Some(
+                v.parse()
+                    .unwrap_or_else(|_| panic!("FCA_DRY={v:?}: expected FACTOR or off")),
+            ),
+            Err(_) => Some(DRY_FACTOR),
         },
     })
 }
@@ -603,6 +615,7 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         dfs_start,
         stagnation,
         blocked,
+        dry,
     } = tuning();
     let (quota, cap, dfs_share, dfs_start, stagnation) =
         (*quota, *cap, *dfs_share, *dfs_start, *stagnation);
@@ -766,12 +779,18 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         // one that proves `unsolvable` (the members are all pruned).
         // A blocked deal (`BLOCKED_HOME`) gives the complete search a larger
         // share, and from an earlier round.
+        // So does a deal on which all members but one have run dry
+        // (`DRY_FACTOR`).
         let blocked_now = blocked
-            .filter(|&(home, from, _)| budget >= from && runs.iter().all(|r| r.best_home <= home));
+            .filter(|&(home, from, _)| budget >= from && runs.iter().all(|r| r.best_home <= home))
+            .map(|(_, _, f)| f)
+            .or(dry.filter(|_| {
+                configs.len() > 1 && runs.iter().filter(|r| r.done).count() + 1 >= configs.len()
+            }));
         if dfs_share > 0 && (budget >= dfs_start || blocked_now.is_some()) {
             let (pb, ps) = portfolio_load(&runs, &groups);
             let mut until = dfs.stats.expanded.max(budget / dfs_share);
-            if let Some((_, _, f)) = blocked_now {
+            if let Some(f) = blocked_now {
                 until = until.max(f * totals(&runs).0);
                 // A long step: room for what it may store, at once, rather
                 // than growing the set through every size.
@@ -870,6 +889,24 @@ pub const DFS_START: u64 = 3200;
 pub const BLOCKED_HOME: u32 = 2;
 pub const BLOCKED_FROM: u64 = 400;
 pub const BLOCKED_FACTOR: u64 = 32;
+
+/// A deal on which all members but one have run dry (each has expanded
+/// every position it queued that no other member had) gives the complete
+/// search, at the end of each round, up to `DRY_FACTOR` times the members'
+/// expansions so far, like a blocked deal. Members that run out of positions
+/// are typical of unsolvable deals, where they only wait for the proof; the
+/// last member (usually one with parks, which reach positions the pruned
+/// moves do not) keeps its turns, so a solvable deal costs at most about
+/// `DRY_FACTOR + 1` times what it needs.
+///
+/// Measured (session 9; docs/SOLVER.md) as a cost that needs no timing, the
+/// members' expansions plus half the complete search's (which costs about
+/// half as much per expansion): MS 1..32000 with 3 cells -1.7 % (52.71 M ->
+/// 52.28 M expansions; 13584 2.18 M -> 1.83 M), 32001..40000 -1.6 %,
+/// 40001..48000 -2.0 %; with 4 and 5 cells the same counts on MS 1..32000;
+/// MS 1..300 with 2 cells -0.3 %, MS 1..100 with 1 cell +1.9 %. A factor of
+/// 16 saved a little more with 3 cells but cost 1 cell +5.5 %.
+pub const DRY_FACTOR: u64 = 8;
 
 /// Whether members with the same moves and automatic moves share, from
 /// the second round on, the set of positions they have expanded: a member
@@ -2294,6 +2331,17 @@ mod tests {
         let r = run(11982, 4);
         assert_eq!(r.outcome, Outcome::Unsolvable);
         assert!(r.stats.expanded < 80_000, "{}", r.stats.expanded);
+    }
+
+    #[test]
+    fn a_dry_portfolio_gives_the_complete_search_the_larger_share() {
+        // On 16129 with 3 cells three members run dry early; with the larger
+        // share (`DRY_FACTOR`) the proof ends before the last member has
+        // spent its turns: 3,425 expansions in all, 4,307 without.
+        let r = run(16129, 3);
+        assert_eq!(r.outcome, Outcome::Unsolvable);
+        assert!(r.stats.expanded < 3_800, "{}", r.stats.expanded);
+        assert!(0 < r.stats.proof_expanded && r.stats.proof_expanded < r.stats.expanded);
     }
 
     /// Exhaustive search over single-card moves, with or without the safe
