@@ -778,19 +778,19 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
         // the best-first members miss on some hard deals, and it is the
         // one that proves `unsolvable` (the members are all pruned).
         // A blocked deal (`BLOCKED_HOME`) gives the complete search a larger
-        // share, and from an earlier round.
-        // So does a deal on which all members but one have run dry
-        // (`DRY_FACTOR`).
+        // share, and from an earlier round; so does a deal on which all
+        // members but one have run dry (`DRY_FACTOR`).
         let blocked_now = blocked
             .filter(|&(home, from, _)| budget >= from && runs.iter().all(|r| r.best_home <= home))
-            .map(|(_, _, f)| f)
-            .or(dry.filter(|_| {
-                configs.len() > 1 && runs.iter().filter(|r| r.done).count() + 1 >= configs.len()
-            }));
-        if dfs_share > 0 && (budget >= dfs_start || blocked_now.is_some()) {
+            .map(|(_, _, f)| f);
+        let dry_now = dry.filter(|_| {
+            configs.len() > 1 && runs.iter().filter(|r| r.done).count() + 1 >= configs.len()
+        });
+        let larger_share = blocked_now.or(dry_now);
+        if dfs_share > 0 && (budget >= dfs_start || larger_share.is_some()) {
             let (pb, ps) = portfolio_load(&runs, &groups);
             let mut until = dfs.stats.expanded.max(budget / dfs_share);
-            if let Some(f) = blocked_now {
+            if let Some(f) = larger_share {
                 until = until.max(f * totals(&runs).0);
                 // A long step: room for what it may store, at once, rather
                 // than growing the set through every size.
@@ -843,7 +843,7 @@ fn merge(
     peak_stored: u64,
     t0: Instant,
 ) -> SolveResult {
-    r.stats.proof_expanded = r.stats.expanded;
+    // `proof_expanded` is the complete search's own count (`Search::finish`).
     r.stats.expanded += portfolio_expanded;
     r.stats.stored = r.stats.stored.max(peak_stored);
     r.stats.elapsed = t0.elapsed();
