@@ -47,10 +47,16 @@ fn main() {
         proof_expanded += r.stats.proof_expanded;
         exps.push(r.stats.expanded);
         // FCA_LISTHARD=N lists the deals that took more than N expansions
-        // (2000 when N is not a number).
+        // (2000 when N is not a number), as "hard DEAL EXPANDED OUTCOME
+        // PROOF_EXPANDED".
         if std::env::var("FCA_LISTHARD").is_ok_and(|v| r.stats.expanded > v.parse().unwrap_or(2000))
         {
-            println!("hard {n} {} {}", r.stats.expanded, r.outcome.name());
+            println!(
+                "hard {n} {} {} {}",
+                r.stats.expanded,
+                r.outcome.name(),
+                r.stats.proof_expanded
+            );
         }
         peak = peak.max(r.stats.peak_bytes);
         if r.stats.expanded > worst.1 {
