@@ -40,17 +40,18 @@ fn main() {
         Err(_) => (start..=end).collect(),
     };
     let count = deals.len().max(1) as f64;
+    // FCA_LISTHARD=N lists the deals that took more than N expansions (2000
+    // when N is not a number), as "hard DEAL EXPANDED OUTCOME PROOF_EXPANDED".
+    let list_hard: Option<u64> = std::env::var("FCA_LISTHARD")
+        .ok()
+        .map(|v| v.parse().unwrap_or(2000));
     for n in deals {
         let b = Board::deal(n, v).unwrap();
         let r = solve(&b, &limits);
         expanded += r.stats.expanded;
         proof_expanded += r.stats.proof_expanded;
         exps.push(r.stats.expanded);
-        // FCA_LISTHARD=N lists the deals that took more than N expansions
-        // (2000 when N is not a number), as "hard DEAL EXPANDED OUTCOME
-        // PROOF_EXPANDED".
-        if std::env::var("FCA_LISTHARD").is_ok_and(|v| r.stats.expanded > v.parse().unwrap_or(2000))
-        {
+        if list_hard.is_some_and(|n| r.stats.expanded > n) {
             println!(
                 "hard {n} {} {} {}",
                 r.stats.expanded,

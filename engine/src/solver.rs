@@ -571,28 +571,31 @@ fn tuning() -> &'static Tuning {
         dfs_share: env_u64("FCA_DFS_SHARE", DFS_SHARE),
         dfs_start: env_u64("FCA_DFS_START", DFS_START),
         stagnation: env_u64("FCA_STAGNATION", STAGNATION),
-        // "HOME/FROM/FACTOR", or "off" (for experiments).
-        blocked: match std::env::var("FCA_BLOCKED") {
-            Ok(v) if v == "off" => None,
-            Ok(v) => {
+        blocked: env_knob(
+            "FCA_BLOCKED",
+            "HOME/FROM/FACTOR",
+            (BLOCKED_HOME, BLOCKED_FROM, BLOCKED_FACTOR),
+            |v| {
                 let p: Vec<u64> = v.split('/').filter_map(|x| x.parse().ok()).collect();
                 match p[..] {
                     [home, from, factor] => Some((home as u32, from, factor)),
-                    _ => panic!("FCA_BLOCKED={v:?}: expected HOME/FROM/FACTOR or off"),
+                    _ => None,
                 }
-            }
-            Err(_) => Some((BLOCKED_HOME, BLOCKED_FROM, BLOCKED_FACTOR)),
-        },
-        // "FACTOR", or "off" (for experiments).
-        dry: match std::env::var("FCA_DRY") {
-            Ok(v) if v == "off" => None,
-            Ok(v) => Some(
-                v.parse()
-                    .unwrap_or_else(|_| panic!("FCA_DRY={v:?}: expected FACTOR or off")),
-            ),
-            Err(_) => Some(DRY_FACTOR),
-        },
+            },
+        ),
+        dry: env_knob("FCA_DRY", "FACTOR", DRY_FACTOR, |v| v.parse().ok()),
     })
+}
+
+/// An experiment's setting of an optional rule: `default` when `name` is
+/// unset, `None` when it is "off", else `parse` of it (a malformed value
+/// stops with a message naming the knob and the expected `form`).
+fn env_knob<T>(name: &str, form: &str, default: T, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
+    match std::env::var(name) {
+        Err(_) => Some(default),
+        Ok(v) if v == "off" => None,
+        Ok(v) => Some(parse(&v).unwrap_or_else(|| panic!("{name}={v:?}: expected {form} or off"))),
+    }
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
