@@ -1229,6 +1229,14 @@ impl Board {
         self.gen_moves_inner(out, false, true, None);
     }
 
+    /// `gen_moves_pruned` with the run lengths given (see
+    /// `gen_moves_with_runs`).
+    #[inline]
+    pub fn gen_moves_pruned_with_runs(&self, out: &mut Vec<Move>, runs: u64) {
+        debug_assert_eq!(runs, self.runs());
+        self.gen_moves_inner(out, false, true, Some(runs));
+    }
+
     /// A foundation move; its `count` field carries the suit in the high
     /// nibble so that undo knows which foundation to take back from.
     #[inline]

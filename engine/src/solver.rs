@@ -1048,6 +1048,11 @@ struct BestFirst {
     /// The low 64 bits of the fingerprints of `expanded_nodes`, where a
     /// shared set needed them (0 otherwise).
     expanded_fps: Vec<u64>,
+    /// The run lengths (`Board::runs`) of `expanded_nodes`, so that a
+    /// child's are recomputed only for the columns its move changed.
+    expanded_runs: Vec<u64>,
+    /// `Board::runs` of `cur`, set by `materialise`.
+    runs: u64,
     /// The lowest heuristic value expanded in turns that can stall, and
     /// when it was reached.
     best_h: i32,
@@ -1318,6 +1323,8 @@ impl BestFirst {
             nodes,
             expanded_nodes: Vec::with_capacity(room / 8),
             expanded_fps: Vec::with_capacity(room / 8),
+            expanded_runs: Vec::with_capacity(room / 8),
+            runs: 0,
             best_h: i32::MAX,
             last_improve: 0,
             best_home: 0,
@@ -1351,7 +1358,8 @@ impl BestFirst {
         }
         let nodes = vec_bytes(&self.nodes, extra)
             + vec_bytes(&self.expanded_nodes, 1)
-            + vec_bytes(&self.expanded_fps, 1);
+            + vec_bytes(&self.expanded_fps, 1)
+            + vec_bytes(&self.expanded_runs, 1);
         let heap = self.queue.bytes_after(self.nodes.len() + extra);
         let v = self.visited.len() + extra;
         let set = if v > self.visited.capacity() {
@@ -1376,6 +1384,7 @@ impl BestFirst {
             + (self.expanded_nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32)>())
                 as u64
             + (self.expanded_fps.capacity() * std::mem::size_of::<u64>()) as u64
+            + (self.expanded_runs.capacity() * std::mem::size_of::<u64>()) as u64
             + self.queue.bytes() as u64
             + self.scores.bytes()
     }
@@ -1418,6 +1427,7 @@ impl BestFirst {
         let c = self.nodes[idx as usize];
         if c.parent == NO_PARENT {
             self.cur = self.root.clone();
+            self.runs = self.cur.runs();
             return;
         }
         if c.parent != self.cur_idx {
@@ -1437,6 +1447,12 @@ impl BestFirst {
             self.cur.apply(c.mv);
             self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
         }
+        // Both boards (the last expansion's, or the parent unpacked) had no
+        // changed columns before the move.
+        self.runs = self.cur.runs_after(
+            self.expanded_runs[c.parent as usize],
+            self.cur.changed_columns(),
+        );
         self.log.clear();
     }
 
@@ -1507,9 +1523,9 @@ impl BestFirst {
             let cur = &mut self.cur;
             self.gen.clear();
             if self.cfg.pruned {
-                cur.gen_moves_pruned(&mut self.gen);
+                cur.gen_moves_pruned_with_runs(&mut self.gen, self.runs);
             } else {
-                cur.gen_moves(&mut self.gen, false);
+                cur.gen_moves_with_runs(&mut self.gen, self.runs);
             }
             if self.cfg.park {
                 gen_parks(cur, &mut self.gen);
@@ -1534,6 +1550,7 @@ impl BestFirst {
                 }
             }
             self.expanded_fps.push(fp);
+            self.expanded_runs.push(self.runs);
             let cur = &mut self.cur;
             self.best_home = self.best_home.max(cur.cards_home());
             self.expanded_nodes.push((cur.pack(), idx));
