@@ -8,12 +8,12 @@ fn main() {
     let end: u64 = args[2].parse().unwrap();
     let cap: u64 = args[3].parse().unwrap();
     let cells: u8 = args.get(4).map_or(4, |s| s.parse().unwrap());
-    let cfgs: Vec<(engine::solver::Weights, bool)> = std::env::var("FCA_CFGS")
+    let cfgs: Vec<([i32; 8], bool)> = std::env::var("FCA_CFGS")
         .unwrap()
         .split(';')
         .map(|c| {
             let (w, p) = c.split_once('/').unwrap();
-            let mut a = [0; 9];
+            let mut a = [0; 8];
             for (i, x) in w.split(',').enumerate() {
                 a[i] = x.parse().unwrap();
             }

@@ -217,21 +217,14 @@ struct Frame {
     runs: u64,
 }
 
-/// The heuristic's weights (`score`): w0 cards still to go home, w1 cards
-/// above a lower card in their column, w2 cards above a suit's next card,
-/// w3 occupied cells, w4 empty columns (subtracted), w5 cards below a
-/// column's top run, w6 sequence breaks, w7 multi-card move capacity
-/// (subtracted), w8 the spread between the highest and lowest foundation.
-pub type Weights = [i32; 9];
-
 /// Heuristic weights (tuned on deals 1..2000; see docs/SOLVER.md).
-pub const WEIGHTS: Weights = [6, 1, 1, 4, 6, 0, 0, 0, 0];
+pub const WEIGHTS: [i32; 8] = [6, 1, 1, 4, 6, 0, 0, 0];
 
-fn weights() -> Weights {
-    static W: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
+fn weights() -> [i32; 8] {
+    static W: std::sync::OnceLock<[i32; 8]> = std::sync::OnceLock::new();
     *W.get_or_init(|| match std::env::var("FCA_WEIGHTS") {
         Ok(s) => {
-            let mut w = [0; 9];
+            let mut w = [0; 8];
             for (i, x) in s.split(',').enumerate() {
                 w[i] = x.parse().unwrap();
             }
@@ -255,7 +248,7 @@ fn next_needed(found: &[u8; 4]) -> u64 {
 /// One column's part of the heuristic (see `score`); `need` is
 /// `next_needed` of the foundations.
 #[inline]
-fn col_score(col: &[u8], need: u64, v: crate::variant::Variant, w: &Weights) -> i32 {
+fn col_score(col: &[u8], need: u64, v: crate::variant::Variant, w: &[i32; 8]) -> i32 {
     let n = col.len();
     let mut s = 0;
     let mut min_rank = 99u8;
@@ -320,7 +313,7 @@ impl ScoreCache {
     }
 
     #[inline]
-    fn col_score(&mut self, b: &Board, i: usize, need: u64, w: &Weights) -> i32 {
+    fn col_score(&mut self, b: &Board, i: usize, need: u64, w: &[i32; 8]) -> i32 {
         if self.slots.is_empty() {
             if self.size == 0 {
                 return col_score(b.column(i), need, b.variant(), w);
@@ -341,7 +334,7 @@ impl ScoreCache {
 
     /// `score`, with the column parts through the cache.
     #[inline]
-    fn score(&mut self, b: &Board, w: &Weights) -> i32 {
+    fn score(&mut self, b: &Board, w: &[i32; 8]) -> i32 {
         let need = next_needed(&b.foundations());
         let mut s = global_score(b, w);
         for i in 0..b.ncols() {
@@ -352,7 +345,7 @@ impl ScoreCache {
 
     /// The parts of the (at most two) columns `m` moved cards between.
     #[inline]
-    fn moved_cols(&mut self, b: &Board, m: Move, need: u64, w: &Weights) -> i32 {
+    fn moved_cols(&mut self, b: &Board, m: Move, need: u64, w: &[i32; 8]) -> i32 {
         let mut s = 0;
         for l in [m.from, m.to] {
             if let Loc::Column(c) = l {
@@ -384,7 +377,7 @@ impl ParentParts {
         b: &Board,
         m: Move,
         need: u64,
-        w: &Weights,
+        w: &[i32; 8],
     ) -> i32 {
         let mut s = 0;
         for l in [m.from, m.to] {
@@ -399,17 +392,12 @@ impl ParentParts {
 
 /// The whole-board part of the heuristic.
 #[inline]
-fn global_score(b: &Board, w: &Weights) -> i32 {
+fn global_score(b: &Board, w: &[i32; 8]) -> i32 {
     // w0: cards still to go home; w3: occupied cells; w4: empty columns;
-    // w7: multi-card move capacity; w8: foundations' spread.
+    // w7: multi-card move capacity.
     let free_cells = b.empty_cells() as i32;
     let occupied = b.ncells() as i32 - free_cells;
     let mut s = w[0] * (52 - b.cards_home() as i32) + w[3] * occupied;
-    if w[8] != 0 {
-        let f = b.foundations();
-        let (lo, hi) = (f.iter().min().unwrap(), f.iter().max().unwrap());
-        s += w[8] * (hi - lo) as i32;
-    }
     if b.variant().empty == EmptyRule::Any {
         let e = b.empty_columns() as i32;
         s -= w[4] * e + w[7] * (1 + free_cells) * (1 + e);
@@ -419,7 +407,7 @@ fn global_score(b: &Board, w: &Weights) -> i32 {
 
 /// Heuristic: lower is closer to a win (docs/SOLVER.md).
 #[inline]
-fn score(b: &Board, w: &Weights) -> i32 {
+fn score(b: &Board, w: &[i32; 8]) -> i32 {
     let need = next_needed(&b.foundations());
     let v = b.variant();
     let mut s = global_score(b, w);
@@ -433,7 +421,7 @@ fn score(b: &Board, w: &Weights) -> i32 {
 /// whether the move set is pruned (`Board::gen_moves_pruned`).
 #[derive(Copy, Clone, Debug)]
 pub struct Config {
-    pub weights: Weights,
+    pub weights: [i32; 8],
     pub pruned: bool,
     /// Eager automatic foundation moves (`Board::is_home_worthy`).
     pub eager: bool,
@@ -469,49 +457,36 @@ pub struct Config {
 /// k); with 3 cells: 1..8000 13.98 M -> 13.64 M, 8001..32000 39.17 M ->
 /// 37.46 M, 32001..40000 53.66 M -> 52.14 M. Its further steps (member 4:
 /// w1 3, w7 1) helped the training deals only.
-///
-/// Session 10 gave member 2 a weight of 1 on the spread between the highest
-/// and lowest foundation (w8), with 3 cells or more (`SPREAD_MIN_CELLS`).
-/// Cost (members' expansions plus half the complete search's): 4 cells MS
-/// 1..32000 -1.5 %, 32001..64000 -2.6 %, the 740 costliest deals of MS
-/// 1..1,000,000 -8.9 %; 3 cells MS 1..32000 -1.4 %, 32001..40000 -3.9 %,
-/// 40001..48000 -7.8 %, 48001..56000 +1.8 %; 5 cells MS 1..4000 +0.2 %.
-/// The same weight in every member cost 4 cells +6.7 % (MS 1..8000).
 pub const PORTFOLIO: [Config; 4] = [
     Config {
-        weights: [6, 0, 1, 4, 6, 1, 0, 0, 0],
+        weights: [6, 0, 1, 4, 6, 1, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 0,
         park: false,
     },
     Config {
-        weights: [5, 0, 1, 6, 10, 1, 0, 0, 1],
+        weights: [5, 0, 1, 6, 10, 1, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 1,
         park: true,
     },
     Config {
-        weights: [3, 3, 3, 3, 8, 0, 0, 0, 0],
+        weights: [3, 3, 3, 3, 8, 0, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 0,
         park: true,
     },
     Config {
-        weights: [6, 2, 1, 5, 6, 0, 0, 0, 0],
+        weights: [6, 2, 1, 5, 6, 0, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 1,
         park: false,
     },
 ];
-/// Below this many cells the members' spread weight (w8) is dropped: with 2
-/// cells it cost MS 1..150 +80 % (deal 9: 41 k -> 2.57 M expansions) and
-/// 401..600 +14.7 %; with 1 cell MS 1..100 +1.3 %.
-pub const SPREAD_MIN_CELLS: usize = 3;
-
 /// First quota (expansions per configuration); doubled every round.
 pub const PORTFOLIO_QUOTA: u64 = 200;
 /// A member's turn in one of the first `STAGNATION_ROUNDS` rounds ends once
@@ -543,7 +518,7 @@ fn portfolio() -> Vec<Config> {
             .map(|c| {
                 // weights/pruned[/depth weight/park/eager]
                 let f: Vec<&str> = c.split('/').collect();
-                let mut weights = [0; 9];
+                let mut weights = [0; 8];
                 for (i, x) in f[0].split(',').enumerate() {
                     weights[i] = x.parse().unwrap();
                 }
@@ -888,7 +863,7 @@ pub const DFS_SHARE: u64 = 4;
 /// The order of the interleaved complete search (measured: it finds the
 /// hardest 3-cell solutions, e.g. MS 26334 and 31281, within a few thousand
 /// positions where the best-first members need millions).
-pub const INTERLEAVED_WEIGHTS: Weights = [6, 0, 1, 6, 10, 1, 0, 0, 0];
+pub const INTERLEAVED_WEIGHTS: [i32; 8] = [6, 0, 1, 6, 10, 1, 0, 0];
 /// The member quota at which the complete search joins the rounds.
 pub const DFS_START: u64 = 3200;
 
@@ -993,7 +968,7 @@ fn totals(runs: &[BestFirst]) -> (u64, u64) {
 }
 
 /// Experiment hook: depth-first search with given weights and expansion cap.
-pub fn dfs_with(board: &Board, limits: &Limits, cap: u64, w: &Weights) -> SolveResult {
+pub fn dfs_with(board: &Board, limits: &Limits, cap: u64, w: &[i32; 8]) -> SolveResult {
     let mut s = Search::new(board, limits);
     s.w = *w;
     s.cap = cap;
@@ -1005,7 +980,7 @@ pub fn best_first_with(
     board: &Board,
     limits: &Limits,
     cap: u64,
-    w: &Weights,
+    w: &[i32; 8],
     pruned: bool,
 ) -> SolveResult {
     let t0 = Instant::now();
@@ -1321,10 +1296,7 @@ fn initial_room(max_bytes: u64) -> usize {
 }
 
 impl BestFirst {
-    fn new(board: &Board, mut cfg: Config, max_bytes: u64) -> Self {
-        if board.ncells() < SPREAD_MIN_CELLS {
-            cfg.weights[8] = 0;
-        }
+    fn new(board: &Board, cfg: Config, max_bytes: u64) -> Self {
         let room = initial_room(max_bytes);
         let mut b = board.clone();
         // The visited sets keep 64 bits (`Seen`).
@@ -1671,7 +1643,7 @@ enum DfsStep {
 
 struct Search<'a> {
     started: bool,
-    w: Weights,
+    w: [i32; 8],
     cap: u64,
     start: Board,
     b: Board,
@@ -2385,21 +2357,11 @@ mod tests {
     fn a_dry_portfolio_gives_the_complete_search_the_larger_share() {
         // On 16129 with 3 cells three members run dry early; with the larger
         // share (`DRY_FACTOR`) the proof ends before the last member has
-        // spent its turns: 3,986 expansions in all, 4,332 without.
+        // spent its turns: 3,425 expansions in all, 4,307 without.
         let r = run(16129, 3);
         assert_eq!(r.outcome, Outcome::Unsolvable);
-        assert!(r.stats.expanded < 4_150, "{}", r.stats.expanded);
+        assert!(r.stats.expanded < 3_800, "{}", r.stats.expanded);
         assert!(0 < r.stats.proof_expanded && r.stats.proof_expanded < r.stats.expanded);
-    }
-
-    #[test]
-    fn the_spread_weight_waits_for_three_cells() {
-        // Member 2's weight on the foundations' spread (w8) is dropped with
-        // fewer than `SPREAD_MIN_CELLS` cells: deal 9 with 2 cells takes
-        // 40,961 expansions; with the weight, 2,572,500.
-        let r = run(9, 2);
-        assert_eq!(r.outcome, Outcome::Solved);
-        assert!(r.stats.expanded < 100_000, "{}", r.stats.expanded);
     }
 
     /// Exhaustive search over single-card moves, with or without the safe
