@@ -1224,15 +1224,10 @@ impl Board {
     /// moves that break a run (part of a run onto another column, the top
     /// card of a run to a cell) and partial runs into an empty column except
     /// a single card. Incomplete on purpose: the complete search uses
-    /// `gen_moves`.
-    pub fn gen_moves_pruned(&self, out: &mut Vec<Move>) {
-        self.gen_moves_inner(out, false, true, None);
-    }
-
-    /// `gen_moves_pruned` with the run lengths given (see
-    /// `gen_moves_with_runs`).
+    /// `gen_moves`. The run lengths are given (`runs`, or `runs_after` from
+    /// the previous position's).
     #[inline]
-    pub fn gen_moves_pruned_with_runs(&self, out: &mut Vec<Move>, runs: u64) {
+    pub fn gen_moves_pruned(&self, out: &mut Vec<Move>, runs: u64) {
         debug_assert_eq!(runs, self.runs());
         self.gen_moves_inner(out, false, true, Some(runs));
     }

@@ -1043,14 +1043,8 @@ struct BestFirst {
     cfg: Config,
     /// Every generated position; index 0 is the root.
     nodes: Vec<Child>,
-    /// Expanded positions, packed, with their index in `nodes`.
-    expanded_nodes: Vec<(crate::board::Packed, u32)>,
-    /// The low 64 bits of the fingerprints of `expanded_nodes`, where a
-    /// shared set needed them (0 otherwise).
-    expanded_fps: Vec<u64>,
-    /// The run lengths (`Board::runs`) of `expanded_nodes`, so that a
-    /// child's are recomputed only for the columns its move changed.
-    expanded_runs: Vec<u64>,
+    /// Expanded positions.
+    expanded_nodes: Vec<Expanded>,
     /// `Board::runs` of `cur`, set by `materialise`.
     runs: u64,
     /// The lowest heuristic value expanded in turns that can stall, and
@@ -1168,6 +1162,19 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
             }
         }
     }
+}
+
+/// An expanded position of a best-first search.
+struct Expanded {
+    board: crate::board::Packed,
+    /// Its index in `nodes`.
+    node: u32,
+    /// The low 64 bits of its fingerprint, where a shared set needed them
+    /// (0 otherwise).
+    fp: u64,
+    /// Its run lengths (`Board::runs`): a child's are these with only the
+    /// columns its move changed recomputed.
+    runs: u64,
 }
 
 /// A generated position: its parent (index in `expanded_nodes`), the move
@@ -1322,8 +1329,6 @@ impl BestFirst {
             cfg,
             nodes,
             expanded_nodes: Vec::with_capacity(room / 8),
-            expanded_fps: Vec::with_capacity(room / 8),
-            expanded_runs: Vec::with_capacity(room / 8),
             runs: 0,
             best_h: i32::MAX,
             last_improve: 0,
@@ -1356,10 +1361,7 @@ impl BestFirst {
                 v.capacity() * size
             }
         }
-        let nodes = vec_bytes(&self.nodes, extra)
-            + vec_bytes(&self.expanded_nodes, 1)
-            + vec_bytes(&self.expanded_fps, 1)
-            + vec_bytes(&self.expanded_runs, 1);
+        let nodes = vec_bytes(&self.nodes, extra) + vec_bytes(&self.expanded_nodes, 1);
         let heap = self.queue.bytes_after(self.nodes.len() + extra);
         let v = self.visited.len() + extra;
         let set = if v > self.visited.capacity() {
@@ -1381,10 +1383,7 @@ impl BestFirst {
     fn bytes(&self) -> u64 {
         seen_bytes(self.visited.capacity())
             + (self.nodes.capacity() * std::mem::size_of::<Child>()) as u64
-            + (self.expanded_nodes.capacity() * std::mem::size_of::<(crate::board::Packed, u32)>())
-                as u64
-            + (self.expanded_fps.capacity() * std::mem::size_of::<u64>()) as u64
-            + (self.expanded_runs.capacity() * std::mem::size_of::<u64>()) as u64
+            + (self.expanded_nodes.capacity() * std::mem::size_of::<Expanded>()) as u64
             + self.queue.bytes() as u64
             + self.scores.bytes()
     }
@@ -1394,7 +1393,7 @@ impl BestFirst {
         while i != 0 {
             let c = self.nodes[i];
             path.push(c.mv);
-            i = self.expanded_nodes[c.parent as usize].1 as usize;
+            i = self.expanded_nodes[c.parent as usize].node as usize;
         }
         path.reverse();
         path
@@ -1432,7 +1431,7 @@ impl BestFirst {
         }
         if c.parent != self.cur_idx {
             self.cur
-                .unpack_into(&self.expanded_nodes[c.parent as usize].0);
+                .unpack_into(&self.expanded_nodes[c.parent as usize].board);
         }
         if is_park(c.mv) {
             self.subs.clear();
@@ -1450,7 +1449,7 @@ impl BestFirst {
         // Both boards (the last expansion's, or the parent unpacked) had no
         // changed columns before the move.
         self.runs = self.cur.runs_after(
-            self.expanded_runs[c.parent as usize],
+            self.expanded_nodes[c.parent as usize].runs,
             self.cur.changed_columns(),
         );
         self.log.clear();
@@ -1523,7 +1522,7 @@ impl BestFirst {
             let cur = &mut self.cur;
             self.gen.clear();
             if self.cfg.pruned {
-                cur.gen_moves_pruned_with_runs(&mut self.gen, self.runs);
+                cur.gen_moves_pruned(&mut self.gen, self.runs);
             } else {
                 cur.gen_moves_with_runs(&mut self.gen, self.runs);
             }
@@ -1545,15 +1544,18 @@ impl BestFirst {
             if let Some(c) = closed.as_deref_mut() {
                 c.entry(fp).or_insert(false);
                 let parent = self.nodes[idx as usize].parent;
-                if parent != NO_PARENT && self.expanded_fps[parent as usize] != 0 {
-                    c.insert(self.expanded_fps[parent as usize], true);
+                if parent != NO_PARENT && self.expanded_nodes[parent as usize].fp != 0 {
+                    c.insert(self.expanded_nodes[parent as usize].fp, true);
                 }
             }
-            self.expanded_fps.push(fp);
-            self.expanded_runs.push(self.runs);
             let cur = &mut self.cur;
             self.best_home = self.best_home.max(cur.cards_home());
-            self.expanded_nodes.push((cur.pack(), idx));
+            self.expanded_nodes.push(Expanded {
+                board: cur.pack(),
+                node: idx,
+                fp,
+                runs: self.runs,
+            });
             let me = (self.expanded_nodes.len() - 1) as u32;
             self.cur_idx = me;
             let depth = self.nodes[idx as usize].depth + 1;
