@@ -1135,6 +1135,19 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
     }
     let v = b.variant();
     let need = next_needed(&b.foundations());
+    // Per card code, the columns whose top card it builds on (a card of
+    // rank r only on one of rank r + 1), from the tops once.
+    let mut onto = [0u16; 52];
+    for d in 0..b.ncols() {
+        if let Some(t) = b.top(d).filter(|t| t.rank() > 0) {
+            for u in 0..4 {
+                let x = Card::new(t.rank() - 1, u);
+                if v.builds_on(x, t) {
+                    onto[x.0 as usize] |= 1 << d;
+                }
+            }
+        }
+    }
     for c in 0..b.ncols() {
         let col = b.column(c);
         let len = col.len();
@@ -1147,18 +1160,15 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
                     k as u8,
                 ));
             }
-            for d in 0..b.ncols() {
-                if d != c {
-                    if let Some(t) = b.top(d) {
-                        if v.builds_on(Card(x), t) {
-                            out.push(Move::new(
-                                Loc::Column(c as u8),
-                                Loc::Cell(PARK + d as u8),
-                                k as u8,
-                            ));
-                        }
-                    }
-                }
+            let mut dst = onto[x as usize] & !(1 << c);
+            while dst != 0 {
+                let d = dst.trailing_zeros() as u8;
+                dst &= dst - 1;
+                out.push(Move::new(
+                    Loc::Column(c as u8),
+                    Loc::Cell(PARK + d),
+                    k as u8,
+                ));
             }
         }
     }
