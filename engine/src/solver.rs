@@ -1136,7 +1136,9 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
     let v = b.variant();
     let need = next_needed(&b.foundations());
     // Per card code, the columns whose top card it builds on (a card of
-    // rank r only on one of rank r + 1), from the tops once.
+    // rank r only on one of rank r + 1), from the tops once. Move
+    // generation fills the same table inside its own pass over the columns
+    // (`Board::gen_moves_inner`); one shared function for both cost 2.6 %.
     let mut onto = [0u16; 52];
     for d in 0..b.ncols() {
         if let Some(t) = b.top(d).filter(|t| t.rank() > 0) {
