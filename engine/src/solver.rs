@@ -1045,8 +1045,6 @@ struct BestFirst {
     nodes: Vec<Child>,
     /// Expanded positions.
     expanded_nodes: Vec<Expanded>,
-    /// `Board::runs` of `cur`, set by `materialise`.
-    runs: u64,
     /// The lowest heuristic value expanded in turns that can stall, and
     /// when it was reached.
     best_h: i32,
@@ -1341,7 +1339,6 @@ impl BestFirst {
             cfg,
             nodes,
             expanded_nodes: Vec::with_capacity(room / 8),
-            runs: 0,
             best_h: i32::MAX,
             last_improve: 0,
             best_home: 0,
@@ -1433,13 +1430,13 @@ impl BestFirst {
         out
     }
 
-    /// Puts the board of generated position `idx` into `self.cur`.
-    fn materialise(&mut self, idx: u32) {
+    /// Puts the board of generated position `idx` into `self.cur`, and
+    /// returns its run lengths (`Board::runs`).
+    fn materialise(&mut self, idx: u32) -> u64 {
         let c = self.nodes[idx as usize];
         if c.parent == NO_PARENT {
             self.cur = self.root.clone();
-            self.runs = self.cur.runs();
-            return;
+            return self.cur.runs();
         }
         if c.parent != self.cur_idx {
             self.cur
@@ -1458,13 +1455,13 @@ impl BestFirst {
             self.cur.apply(c.mv);
             self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
         }
+        self.log.clear();
         // Both boards (the last expansion's, or the parent unpacked) had no
         // changed columns before the move.
-        self.runs = self.cur.runs_after(
+        self.cur.runs_after(
             self.expanded_nodes[c.parent as usize].runs,
             self.cur.changed_columns(),
-        );
-        self.log.clear();
+        )
     }
 
     /// Expands nodes until `self.expanded == until`, or a limit: the
@@ -1513,7 +1510,7 @@ impl BestFirst {
             // Generate before committing, so that a limit leaves the search
             // resumable exactly where it stopped.
             let descending = self.nodes[idx as usize].parent == self.cur_idx;
-            self.materialise(idx);
+            let runs = self.materialise(idx);
             self.cur_idx = NO_PARENT;
             // Only a shared set needs the fingerprint now; settling first
             // means the expansion below does not mix the columns again.
@@ -1534,9 +1531,9 @@ impl BestFirst {
             let cur = &mut self.cur;
             self.gen.clear();
             if self.cfg.pruned {
-                cur.gen_moves_pruned(&mut self.gen, self.runs);
+                cur.gen_moves_pruned(&mut self.gen, runs);
             } else {
-                cur.gen_moves_with_runs(&mut self.gen, self.runs);
+                cur.gen_moves_with_runs(&mut self.gen, runs);
             }
             if self.cfg.park {
                 gen_parks(cur, &mut self.gen);
@@ -1566,7 +1563,7 @@ impl BestFirst {
                 board: cur.pack(),
                 node: idx,
                 fp,
-                runs: self.runs,
+                runs,
             });
             let me = (self.expanded_nodes.len() - 1) as u32;
             self.cur_idx = me;
