@@ -37,29 +37,33 @@ class Member:
     pruned: bool
     depth_weight: int
     park: bool
+    join: int = 0
 
     def spec(self) -> str:
-        flags = f"{int(self.pruned)}/{self.depth_weight}/{int(self.park)}/1"
+        flags = f"{int(self.pruned)}/{self.depth_weight}/{int(self.park)}/1/{self.join}"
         return ",".join(map(str, self.weights)) + "/" + flags
 
 
 def parse_member(text: str) -> Member:
-    w, pruned, depth, park, *_ = text.split("/")
-    return Member(tuple(int(x) for x in w.split(",")), pruned == "1", int(depth), park == "1")
+    w, pruned, depth, park, *rest = text.split("/")
+    join = int(rest[1]) if len(rest) > 1 else 0
+    return Member(tuple(int(x) for x in w.split(",")), pruned == "1", int(depth), park == "1", join)
 
 
 def engine_portfolio() -> str:
     """The members of `PORTFOLIO` in engine/src/solver.rs, as `FCA_PORTFOLIO` spells them."""
     src = (REPO / "engine" / "src" / "solver.rs").read_text()
-    block = src[src.index("pub const PORTFOLIO: [Config; 4] = [") :]
+    block = src[src.index("pub const PORTFOLIO: [Config; ") :]
     block = block[: block.index("];")]
     members = []
     for m in re.finditer(
-        r"weights: \[([\d, ]+)\],\s*pruned: (\w+),\s*eager: true,\s*depth_weight: (\d+),\s*park: (\w+),", block
+        r"weights: \[([\d, ]+)\],\s*pruned: (\w+),\s*eager: true,\s*depth_weight: (\d+),"
+        r"\s*park: (\w+),\s*join: (\d+),",
+        block,
     ):
         w = ",".join(x.strip() for x in m.group(1).split(","))
-        members.append(f"{w}/{int(m.group(2) == 'true')}/{m.group(3)}/{int(m.group(4) == 'true')}")
-    if len(members) != 4:
+        members.append(f"{w}/{int(m.group(2) == 'true')}/{m.group(3)}/{int(m.group(4) == 'true')}/1/{m.group(5)}")
+    if len(members) != block.count("Config {"):
         raise SystemExit("tune_portfolio: could not read PORTFOLIO from engine/src/solver.rs")
     return ";".join(members)
 
