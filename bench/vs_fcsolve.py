@@ -943,6 +943,22 @@ class Bench:
 # ---------------------------------------------------------------------------
 
 
+def cpu_caches() -> dict[str, str]:
+    """The first CPU's caches as sysfs gives them ({"L1d": "48K", "L2":
+    "2048K", ...}; empty where there is no sysfs): "model name" alone can be
+    as vague as "Intel(R) Xeon(R) Processor", and the caches explain much of
+    how the two solvers' times move between machines."""
+    caches: dict[str, str] = {}
+    for d in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level, kind, size = ((d / f).read_text().strip() for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+        caches[f"L{level}{suffix}"] = size
+    return caches
+
+
 def environment(bench: Bench) -> dict[str, Any]:
     def git(*a: str) -> str:
         r = subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True, check=False)
@@ -968,6 +984,7 @@ def environment(bench: Bench) -> dict[str, Any]:
         "fcsolve_version": fcsolve_version(bench.fc["fc-solve"]),
         "pinned_cpu": bench.runner.cpu,
         "cpu_model": cpu_model,
+        "cpu_caches": cpu_caches(),
         "cpus": os.cpu_count(),
         "loadavg_start": list(os.getloadavg()),
         "python": platform.python_version(),
