@@ -517,6 +517,100 @@ impl Board {
         fp
     }
 
+    /// What a move between columns and cells changes, worked out without
+    /// playing it: the low 64 bits of the fingerprint of the position after
+    /// `m` (`fingerprint() as u64` after `apply(m)`, which debug builds
+    /// check), and the low 64 bits of the new hashes of the source and the
+    /// destination column (`column_hash`; 0 where the source or destination
+    /// is a cell). The board must be narrow (`set_narrow`) and settled; the
+    /// automatic moves that may follow `m` are not included (see
+    /// `exposes_home`).
+    #[inline]
+    pub fn narrow_after(&self, m: Move) -> (u64, u64, u64) {
+        debug_assert!(self.narrow && self.dirty == 0);
+        let t = &TABLES.0;
+        let fp = self.fp as u64;
+        let out = match (m.from, m.to) {
+            (Loc::Column(a), Loc::Column(b)) => {
+                let (a, b, k) = (a as usize, b as usize, m.count as usize);
+                let (la, lb) = (self.lens[a] as usize, self.lens[b] as usize);
+                let mut ha = self.col_hash[a] as u64;
+                let mut hb = self.col_hash[b] as u64;
+                for j in 0..k {
+                    let c = self.cols[a][la - k + j] as usize;
+                    ha = ha.wrapping_sub(t[c][la - k + j] as u64);
+                    hb = hb.wrapping_add(t[c][lb + j] as u64);
+                }
+                let fp = fp
+                    .wrapping_sub(self.col_mix[a] as u64)
+                    .wrapping_sub(self.col_mix[b] as u64)
+                    .wrapping_add(mix_lo(ha as u128))
+                    .wrapping_add(mix_lo(hb as u128));
+                (fp, ha, hb)
+            }
+            (Loc::Column(a), Loc::Cell(_)) => {
+                let a = a as usize;
+                let la = self.lens[a] as usize;
+                let c = self.cols[a][la - 1] as usize;
+                let ha = (self.col_hash[a] as u64).wrapping_sub(t[c][la - 1] as u64);
+                let fp = fp
+                    .wrapping_sub(self.col_mix[a] as u64)
+                    .wrapping_add(mix_lo(ha as u128))
+                    .wrapping_add(TABLES.1[c] as u64);
+                (fp, ha, 0)
+            }
+            (Loc::Cell(i), Loc::Column(b)) => {
+                let b = b as usize;
+                let lb = self.lens[b] as usize;
+                let c = self.cells[i as usize] as usize;
+                let hb = (self.col_hash[b] as u64).wrapping_add(t[c][lb] as u64);
+                let fp = fp
+                    .wrapping_sub(TABLES.1[c] as u64)
+                    .wrapping_sub(self.col_mix[b] as u64)
+                    .wrapping_add(mix_lo(hb as u128));
+                (fp, 0, hb)
+            }
+            (Loc::Cell(_), Loc::Cell(_)) => (fp, 0, 0),
+            _ => unreachable!("narrow_after: a move to or from a foundation"),
+        };
+        #[cfg(debug_assertions)]
+        {
+            let mut b = self.clone();
+            b.apply(m);
+            debug_assert_eq!(out.0, b.fingerprint() as u64);
+            if let Loc::Column(a) = m.from {
+                debug_assert_eq!(out.1, b.column_hash(a as usize) as u64);
+            }
+            if let Loc::Column(d) = m.to {
+                debug_assert_eq!(out.2, b.column_hash(d as usize) as u64);
+            }
+        }
+        out
+    }
+
+    /// Column `i`'s cards in a whole array (those past `column_len` are
+    /// not cards), for a copy to build on.
+    #[inline]
+    pub fn column_array(&self, i: usize) -> &[u8; COL_CAP] {
+        &self.cols[i]
+    }
+
+    /// Whether playing `m` (not a foundation move) uncovers a card that
+    /// then goes home by the automatic-move rule (`is_home_worthy` with
+    /// `eager`): exactly when `autoplay_after` would move something, for
+    /// a position at the automatic-move fixpoint.
+    #[inline]
+    pub fn exposes_home(&self, m: Move, eager: bool) -> bool {
+        let Loc::Column(a) = m.from else { return false };
+        let a = a as usize;
+        let (l, k) = (self.lens[a] as usize, m.count as usize);
+        if l <= k {
+            return false;
+        }
+        let t = Card(self.cols[a][l - k - 1]);
+        self.can_found(t) && self.is_home_worthy(t, eager)
+    }
+
     /// Brings the cached column mixes up to date, so that `fingerprint`
     /// costs nothing until the next change (call before trying many moves
     /// from one position).

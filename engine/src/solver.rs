@@ -315,22 +315,62 @@ impl ScoreCache {
 
     #[inline]
     fn col_score(&mut self, b: &Board, i: usize, need: u64, w: &[i32; 8]) -> i32 {
+        self.part(b.column_hash(i) as u64, need, || {
+            col_score(b.column(i), need, b.variant(), w)
+        })
+    }
+
+    /// The part of a column whose hash (`Board::column_hash`, low 64 bits)
+    /// is `h`, from the cache or, on a miss, from `compute`.
+    #[inline]
+    fn part(&mut self, h: u64, need: u64, compute: impl FnOnce() -> i32) -> i32 {
         if self.slots.is_empty() {
             if self.size == 0 {
-                return col_score(b.column(i), need, b.variant(), w);
+                return compute();
             }
             self.slots = vec![(0, 0, 0); self.size];
         }
-        let h = b.column_hash(i) as u64;
         let slot = ((h ^ need).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             >> (64 - self.size.trailing_zeros())) as usize;
         let e = self.slots[slot];
         if e.0 == h && e.1 == need {
             return e.2;
         }
-        let s = col_score(b.column(i), need, b.variant(), w);
+        let s = compute();
         self.slots[slot] = (h, need, s);
         s
+    }
+
+    /// The part of column `i` once its top `k` cards are gone; `h` is its
+    /// hash then (`Board::narrow_after`).
+    #[inline]
+    fn part_without(&mut self, b: &Board, i: usize, k: usize, h: u64, need: u64, w: &[i32; 8]) -> i32 {
+        self.part(h, need, || {
+            let col = b.column(i);
+            col_score(&col[..col.len() - k], need, b.variant(), w)
+        })
+    }
+
+    /// The part of column `i` once the top `k` cards of `from` are put on
+    /// it; `h` is its hash then (`Board::narrow_after`).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn part_onto(
+        &mut self,
+        b: &Board,
+        i: usize,
+        from: &[u8],
+        k: usize,
+        h: u64,
+        need: u64,
+        w: &[i32; 8],
+    ) -> i32 {
+        self.part(h, need, || {
+            let mut col = *b.column_array(i);
+            let l = b.column_len(i);
+            col[l..l + k].copy_from_slice(&from[from.len() - k..]);
+            col_score(&col[..l + k], need, b.variant(), w)
+        })
     }
 
     /// `score`, with the column parts through the cache.
@@ -383,11 +423,16 @@ impl ParentParts {
         let mut s = 0;
         for l in [m.from, m.to] {
             if let Loc::Column(c) = l {
-                let c = c as usize;
-                s += *self.0[c].get_or_insert_with(|| scores.col_score(b, c, need, w));
+                s += self.get(scores, b, c as usize, need, w);
             }
         }
         s
+    }
+
+    /// The expanded position's part of column `c`.
+    #[inline]
+    fn get(&mut self, scores: &mut ScoreCache, b: &Board, c: usize, need: u64, w: &[i32; 8]) -> i32 {
+        *self.0[c].get_or_insert_with(|| scores.col_score(b, c, need, w))
     }
 }
 
@@ -396,12 +441,23 @@ impl ParentParts {
 fn global_score(b: &Board, w: &[i32; 8]) -> i32 {
     // w0: cards still to go home; w3: occupied cells; w4: empty columns;
     // w7: multi-card move capacity.
-    let free_cells = b.empty_cells() as i32;
+    global_parts(
+        b,
+        b.cards_home() as i32,
+        b.empty_cells() as i32,
+        b.empty_columns() as i32,
+        w,
+    )
+}
+
+/// `global_score` of a position of `b`'s variant with `home` cards home,
+/// `free_cells` empty cells and `empty` empty columns.
+#[inline]
+fn global_parts(b: &Board, home: i32, free_cells: i32, empty: i32, w: &[i32; 8]) -> i32 {
     let occupied = b.ncells() as i32 - free_cells;
-    let mut s = w[0] * (52 - b.cards_home() as i32) + w[3] * occupied;
+    let mut s = w[0] * (52 - home) + w[3] * occupied;
     if b.variant().empty == EmptyRule::Any {
-        let e = b.empty_columns() as i32;
-        s -= w[4] * e + w[7] * (1 + free_cells) * (1 + e);
+        s -= w[4] * empty + w[7] * (1 + free_cells) * (1 + empty);
     }
     s
 }
@@ -1615,35 +1671,92 @@ impl BestFirst {
             cur.settle();
             let mark = cur.dirty_mark();
             // The position's score, from its priority; children that send
-            // nothing home are scored from it (`ParentParts`).
+            // nothing home are scored from it, without being played: the
+            // whole-board part and the parts of the (at most two) columns
+            // their move changes are replaced (`ParentParts`).
             let w = self.cfg.weights;
             let h = prio - self.cfg.depth_weight * (depth as i32 - 1);
             debug_assert_eq!(h, score(cur, &w));
             let need = next_needed(&cur.foundations());
             let mut parts = ParentParts::new();
             let col_sum = h - global_score(cur, &w);
+            let (home, free, empty) = (
+                cur.cards_home() as i32,
+                cur.empty_cells() as i32,
+                cur.empty_columns() as i32,
+            );
             if stag > 0 && h < self.best_h {
                 // Only a turn that can stall needs the heuristic value
                 // (stalling is limited to the first rounds).
                 self.best_h = h;
                 self.last_improve = self.expanded;
             }
+            let eager = self.cfg.eager;
+            let dw = self.cfg.depth_weight;
             for k in 0..self.gen.len() {
                 let m = self.gen[k];
                 let park = is_park(m);
+                if !park && m.to != Loc::Foundation && !cur.exposes_home(m, eager) {
+                    // A plain move: nothing goes home, so the child is
+                    // fingerprinted and scored without being played (it is
+                    // never won: the foundations stay as they are).
+                    let (fp, ha, hd) = cur.narrow_after(m);
+                    if self.visited.insert(fp) {
+                        self.nodes.push(Child {
+                            parent: me,
+                            mv: m,
+                            depth,
+                        });
+                        let scores = &mut self.scores;
+                        let s = col_sum
+                            + match (m.from, m.to) {
+                                (Loc::Column(a), Loc::Column(d)) => {
+                                    let (a, d, k) = (a as usize, d as usize, m.count as usize);
+                                    let (la, ld) = (cur.column_len(a), cur.column_len(d));
+                                    let e = empty + (la == k) as i32 - (ld == 0) as i32;
+                                    global_parts(cur, home, free, e, &w)
+                                        + scores.part_without(cur, a, k, ha, need, &w)
+                                        + scores.part_onto(cur, d, cur.column(a), k, hd, need, &w)
+                                        - parts.get(scores, cur, a, need, &w)
+                                        - parts.get(scores, cur, d, need, &w)
+                                }
+                                (Loc::Column(a), Loc::Cell(_)) => {
+                                    let a = a as usize;
+                                    let e = empty + (cur.column_len(a) == 1) as i32;
+                                    global_parts(cur, home, free - 1, e, &w)
+                                        + scores.part_without(cur, a, 1, ha, need, &w)
+                                        - parts.get(scores, cur, a, need, &w)
+                                }
+                                (Loc::Cell(i), Loc::Column(d)) => {
+                                    let d = d as usize;
+                                    let e = empty - (cur.column_len(d) == 0) as i32;
+                                    let c = [cur.cell(i as usize).expect("a card in the cell").0];
+                                    global_parts(cur, home, free + 1, e, &w)
+                                        + scores.part_onto(cur, d, &c, 1, hd, need, &w)
+                                        - parts.get(scores, cur, d, need, &w)
+                                }
+                                _ => unreachable!("a cell-to-cell move"),
+                            };
+                        #[cfg(debug_assertions)]
+                        {
+                            let mut b = cur.clone();
+                            b.apply(m);
+                            debug_assert_eq!(s, score(&b, &w));
+                        }
+                        self.queue
+                            .push(s + dw * depth as i32, (self.nodes.len() - 1) as u32);
+                    }
+                    continue;
+                }
                 let n = if park {
                     self.subs.clear();
-                    play_park(cur, m, self.cfg.eager, &mut self.log, &mut self.subs);
+                    play_park(cur, m, eager, &mut self.log, &mut self.subs);
                     0
                 } else {
                     cur.apply(m);
-                    cur.autoplay_after(&mut self.log, m, self.cfg.eager)
+                    cur.autoplay_after(&mut self.log, m, eager)
                 };
-                // A new child's priority, to finish (once undone) by taking
-                // off the parts of the columns it changed.
                 let mut pending = None;
-                #[cfg(debug_assertions)]
-                let mut full = 0;
                 if self.visited.insert(cur.fingerprint() as u64) {
                     self.nodes.push(Child {
                         parent: me,
@@ -1654,20 +1767,11 @@ impl BestFirst {
                     if cur.is_won() {
                         return Step::Solved(self.real_path(child));
                     }
-                    let (s, partial) = if park || n > 0 || m.to == Loc::Foundation {
-                        (self.scores.score(cur, &w), false)
-                    } else {
-                        // The new columns' parts now; the old ones once undone.
-                        let s = global_score(cur, &w)
-                            + col_sum
-                            + self.scores.moved_cols(cur, m, need, &w);
-                        (s, true)
-                    };
-                    #[cfg(debug_assertions)]
-                    {
-                        full = score(cur, &w);
-                    }
-                    pending = Some((s + self.cfg.depth_weight * depth as i32, child, partial));
+                    // Parks, foundation moves and moves followed by
+                    // automatic ones change the foundations: scored whole.
+                    let s = self.scores.score(cur, &w);
+                    debug_assert_eq!(s, score(cur, &w));
+                    pending = Some((s + dw * depth as i32, child));
                 }
                 if park {
                     undo_park(cur, &mut self.log, &self.subs);
@@ -1676,12 +1780,7 @@ impl BestFirst {
                     cur.undo_any(m);
                 }
                 cur.restore_dirty(mark);
-                if let Some((mut p, child, partial)) = pending {
-                    if partial {
-                        p -= parts.moved_cols(&mut self.scores, cur, m, need, &w);
-                    }
-                    #[cfg(debug_assertions)]
-                    debug_assert_eq!(p, full + self.cfg.depth_weight * depth as i32);
+                if let Some((p, child)) = pending {
                     self.queue.push(p, child as u32);
                 }
             }
