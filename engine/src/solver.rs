@@ -1343,6 +1343,32 @@ impl BucketQueue {
 
     #[inline]
     fn push(&mut self, priority: i32, index: u32) {
+        let mut slot = priority.wrapping_sub(self.base) as u32 as usize;
+        if slot >= self.heads.len() {
+            slot = self.make_room(priority);
+        }
+        let i = index as usize;
+        let older = self.heads[slot];
+        // Positions are queued in the order they are generated, so `next`
+        // grows by one (any other order is allowed, and slower).
+        if i == self.next.len() {
+            self.next.push(older);
+        } else {
+            if i > self.next.len() {
+                self.next.resize(i + 1, NO_PARENT);
+            }
+            self.next[i] = older;
+        }
+        self.heads[slot] = index;
+        self.min = self.min.min(slot);
+        self.len += 1;
+    }
+
+    /// Grows `heads` to take `priority` (below `base` or past the end, or
+    /// the first push), returning its slot.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, priority: i32) -> usize {
         if self.heads.is_empty() {
             self.base = priority - 64;
             self.heads.resize(128, NO_PARENT);
@@ -1361,14 +1387,7 @@ impl BucketQueue {
             let len = (slot + 1).max(self.heads.len() * 2);
             self.heads.resize(len, NO_PARENT);
         }
-        let i = index as usize;
-        if i >= self.next.len() {
-            self.next.resize(i + 1, NO_PARENT);
-        }
-        self.next[i] = self.heads[slot];
-        self.heads[slot] = index;
-        self.min = self.min.min(slot);
-        self.len += 1;
+        slot
     }
 
     #[inline]
