@@ -5,6 +5,7 @@
 pub mod board;
 pub mod card;
 pub mod deal;
+pub mod fpset;
 pub mod solver;
 pub mod variant;
 

@@ -168,14 +168,14 @@ type Visited = HashSet<u128, BuildHasherDefault<FpHasher>>;
 /// dry only stops it), so a false "seen" (chance ~n^2 / 2^65, 3e-8 for a
 /// million positions) could only make it miss a line; half the bytes of
 /// `Visited` make its hottest table cheaper to probe.
-type Seen = HashSet<u64, BuildHasherDefault<FpHasher>>;
+type Seen = crate::fpset::FpSet;
 
 fn set_bytes(cap: usize) -> u64 {
     table_bytes(cap, 16)
 }
 
 fn seen_bytes(cap: usize) -> u64 {
-    table_bytes(cap, 8)
+    Seen::bytes_for(cap)
 }
 
 /// A group's shared set of expanded positions (`SHARE_AFTER_FIRST_ROUND`):
@@ -1441,7 +1441,9 @@ impl BestFirst {
         b.autoplay_with(&mut log, cfg.eager);
         // Most deals need a few hundred expansions: start with room for
         // them rather than growing the tables through many small sizes.
-        let mut visited = Seen::with_capacity_and_hasher(room, Default::default());
+        // Most deals store a few hundred positions: the set starts at a
+        // quarter of the other tables, an eighth of their bytes zeroed.
+        let mut visited = Seen::with_capacity(room / 4);
         visited.insert(b.fingerprint() as u64);
         let mut queue = BucketQueue::with_capacity(room);
         // Every queued position's priority is its score plus the depth
