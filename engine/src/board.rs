@@ -1142,7 +1142,7 @@ impl Board {
 
     /// Shared generator: with `pruned`, moves that break a run are left out
     /// (see `gen_moves_pruned`).
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::needless_range_loop)] // parallel per-column arrays
     fn gen_moves_inner(&self, out: &mut Vec<Move>, all: bool, pruned: bool, col_runs: Option<u64>) {
         let v = self.variant;
