@@ -588,6 +588,58 @@ impl Board {
         out
     }
 
+    /// `narrow_after` for a sequence: the top `k` cards of column `c` to
+    /// free cells (the board must have `k` empty ones), then the card
+    /// under them onto column `d`. Returns the fingerprint and the new
+    /// hashes of `c` and `d`.
+    #[inline]
+    pub fn narrow_after_park(&self, c: usize, k: usize, d: usize) -> (u64, u64, u64) {
+        debug_assert!(self.narrow && self.dirty == 0 && c != d);
+        let t = &TABLES.0;
+        let (lc, ld) = (self.lens[c] as usize, self.lens[d] as usize);
+        let mut hc = self.col_hash[c] as u64;
+        let mut fp = (self.fp as u64)
+            .wrapping_sub(self.col_mix[c] as u64)
+            .wrapping_sub(self.col_mix[d] as u64);
+        for j in lc - k..lc {
+            let x = self.cols[c][j] as usize;
+            hc = hc.wrapping_sub(t[x][j] as u64);
+            fp = fp.wrapping_add(TABLES.1[x] as u64);
+        }
+        let x = self.cols[c][lc - k - 1] as usize;
+        hc = hc.wrapping_sub(t[x][lc - k - 1] as u64);
+        let hd = (self.col_hash[d] as u64).wrapping_add(t[x][ld] as u64);
+        let fp = fp
+            .wrapping_add(mix_lo(hc as u128))
+            .wrapping_add(mix_lo(hd as u128));
+        #[cfg(debug_assertions)]
+        {
+            let mut b = self.clone();
+            for _ in 0..k {
+                let cell = (0..b.ncells()).find(|&i| b.cells[i] == NO_CARD).unwrap();
+                b.apply(Move::new(Loc::Column(c as u8), Loc::Cell(cell as u8), 1));
+            }
+            b.apply(Move::new(Loc::Column(c as u8), Loc::Column(d as u8), 1));
+            debug_assert_eq!(fp, b.fingerprint() as u64);
+            debug_assert_eq!(hc, b.column_hash(c) as u64);
+            debug_assert_eq!(hd, b.column_hash(d) as u64);
+        }
+        (fp, hc, hd)
+    }
+
+    /// Whether taking the top `k` cards off column `c`, one by one,
+    /// uncovers a card that goes home by the automatic-move rule along the
+    /// way (`exposes_home` for each step; the foundations stay as they are
+    /// until one does).
+    #[inline]
+    pub fn exposes_home_within(&self, c: usize, k: usize, eager: bool) -> bool {
+        let l = self.lens[c] as usize;
+        (1..=k.min(l.saturating_sub(1))).any(|j| {
+            let t = Card(self.cols[c][l - j - 1]);
+            self.can_found(t) && self.is_home_worthy(t, eager)
+        })
+    }
+
     /// Column `i`'s cards in a whole array (those past `column_len` are
     /// not cards), for a copy to build on.
     #[inline]

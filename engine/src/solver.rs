@@ -1769,6 +1769,44 @@ impl BestFirst {
                     }
                     continue;
                 }
+                if park {
+                    if let (Loc::Column(c), Loc::Cell(to)) = (m.from, m.to) {
+                        let (c, k, d) = (c as usize, m.count as usize, (to - PARK) as usize);
+                        if d != 15 && !cur.exposes_home_within(c, k + 1, eager) {
+                            // A park onto a column during which nothing goes
+                            // home: like a plain move, worked out unplayed.
+                            let (fp, hc, hd) = cur.narrow_after_park(c, k, d);
+                            if self.visited.insert(fp) {
+                                self.nodes.push(Child {
+                                    parent: me,
+                                    mv: m,
+                                    depth,
+                                });
+                                let scores = &mut self.scores;
+                                let lc = cur.column_len(c);
+                                let e = empty + (lc == k + 1) as i32;
+                                let target = &cur.column(c)[lc - k - 1..lc - k];
+                                let s = col_sum
+                                    + global_parts(cur, home, free - k as i32, e, &w)
+                                    + scores.part_without(cur, c, k + 1, hc, need, &w)
+                                    + scores.part_onto(cur, d, target, 1, hd, need, &w)
+                                    - parts.get(scores, cur, c, need, &w)
+                                    - parts.get(scores, cur, d, need, &w);
+                                #[cfg(debug_assertions)]
+                                {
+                                    let mut b = cur.clone();
+                                    let (mut log, mut subs) = (Vec::new(), Vec::new());
+                                    play_park(&mut b, m, eager, &mut log, &mut subs);
+                                    debug_assert!(log.is_empty());
+                                    debug_assert_eq!(s, score(&b, &w));
+                                }
+                                self.queue
+                                    .push(s + dw * depth as i32, (self.nodes.len() - 1) as u32);
+                            }
+                            continue;
+                        }
+                    }
+                }
                 let n = if park {
                     self.subs.clear();
                     play_park(cur, m, eager, &mut self.log, &mut self.subs);
