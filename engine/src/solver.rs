@@ -1341,7 +1341,7 @@ impl BucketQueue {
         (2 * self.heads.capacity().max(128) + next) * 4
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, priority: i32, index: u32) {
         let mut slot = priority.wrapping_sub(self.base) as u32 as usize;
         if slot >= self.heads.len() {
@@ -1370,8 +1370,12 @@ impl BucketQueue {
     #[inline(never)]
     fn make_room(&mut self, priority: i32) -> usize {
         if self.heads.is_empty() {
-            self.base = priority - 64;
-            self.heads.resize(128, NO_PARENT);
+            // Priorities fall towards 0 as a search nears a win (the
+            // heuristic's value there; a depth weight adds the depth): room
+            // from a little below 0 to a little above the first priority,
+            // so that most searches never grow it.
+            self.base = priority.min(0) - 64;
+            self.heads.resize((priority - self.base + 64) as usize, NO_PARENT);
             self.min = self.heads.len();
         }
         if priority < self.base {
