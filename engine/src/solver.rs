@@ -1447,7 +1447,7 @@ impl BestFirst {
         // them rather than growing the tables through many small sizes.
         // Most deals store a few hundred positions: the set starts at a
         // quarter of the other tables, an eighth of their bytes zeroed.
-        let mut visited = Seen::with_capacity(room / 4);
+        let mut visited = Seen::with_capacity(room / 2);
         visited.insert(b.fingerprint() as u64);
         let mut queue = BucketQueue::with_capacity(room);
         // Every queued position's priority is its score plus the depth
