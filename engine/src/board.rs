@@ -640,6 +640,20 @@ impl Board {
         })
     }
 
+    /// The column holding `c`, if one does.
+    #[inline]
+    pub fn column_of(&self, c: Card) -> Option<usize> {
+        // A plain loop: `contains` calls memchr once per (short) column.
+        for i in 0..self.ncols() {
+            for &x in self.column(i) {
+                if x == c.0 {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+
     /// Column `i`'s cards in a whole array (those past `column_len` are
     /// not cards), for a copy to build on.
     #[inline]

@@ -1831,10 +1831,33 @@ impl BestFirst {
                         return Step::Solved(self.real_path(child));
                     }
                     // Parks, foundation moves and moves followed by
-                    // automatic ones change the foundations: scored whole.
-                    let s = self.scores.score(cur, &w);
-                    debug_assert_eq!(s, score(cur, &w));
-                    pending = Some((s + dw * depth as i32, child));
+                    // automatic ones may change the foundations, hence
+                    // `need`. A column's part differs from this position's
+                    // only if the moves changed it, or it holds a suit's new
+                    // next card (the one card whose w2 term appears; a card
+                    // that stopped being needed went home, from a changed
+                    // column or a cell): those are replaced, the child's
+                    // parts now, this position's once undone.
+                    let child_need = next_needed(&cur.foundations());
+                    let mut redo = cur.changed_columns();
+                    let mut fresh = child_need & !need & ((1 << 52) - 1);
+                    while fresh != 0 {
+                        let c = fresh.trailing_zeros() as u8;
+                        fresh &= fresh - 1;
+                        if let Some(i) = cur.column_of(Card(c)) {
+                            redo |= 1 << i;
+                        }
+                    }
+                    let mut s = global_score(cur, &w) + col_sum;
+                    let mut r = redo;
+                    while r != 0 {
+                        let i = r.trailing_zeros() as usize;
+                        r &= r - 1;
+                        s += self.scores.col_score(cur, i, child_need, &w);
+                    }
+                    #[cfg(debug_assertions)]
+                    let full = score(cur, &w);
+                    pending = Some((s, child, redo));
                 }
                 if park {
                     undo_park(cur, &mut self.log, &self.subs);
@@ -1843,8 +1866,15 @@ impl BestFirst {
                     cur.undo_any(m);
                 }
                 cur.restore_dirty(mark);
-                if let Some((p, child)) = pending {
-                    self.queue.push(p, child as u32);
+                if let Some((mut s, child, mut redo)) = pending {
+                    while redo != 0 {
+                        let i = redo.trailing_zeros() as usize;
+                        redo &= redo - 1;
+                        s -= parts.get(&mut self.scores, cur, i, need, &w);
+                    }
+                    #[cfg(debug_assertions)]
+                    debug_assert_eq!(s, full);
+                    self.queue.push(s + dw * depth as i32, child as u32);
                 }
             }
         }
