@@ -191,6 +191,40 @@ const fn make_tables() -> ([[u128; COL_CAP]; 52], [u128; 52]) {
 
 static TABLES: ([[u128; COL_CAP]; 52], [u128; 52]) = make_tables();
 
+/// The low halves of `TABLES` (what a narrow board's fingerprint is built
+/// from), in half the cache, with rows for card codes up to 63 (zero past
+/// 51) so that an index masked to 6 bits needs no bounds check.
+const fn make_narrow_tables() -> ([[u64; COL_CAP]; 64], [u64; 64]) {
+    let (t, c) = make_tables();
+    let mut lo = [[0u64; COL_CAP]; 64];
+    let mut clo = [0u64; 64];
+    let mut card = 0;
+    while card < 52 {
+        let mut d = 0;
+        while d < COL_CAP {
+            lo[card][d] = t[card][d] as u64;
+            d += 1;
+        }
+        clo[card] = c[card] as u64;
+        card += 1;
+    }
+    (lo, clo)
+}
+
+static NARROW: ([[u64; COL_CAP]; 64], [u64; 64]) = make_narrow_tables();
+
+/// `NARROW`'s entry of card `c` at depth `d`.
+#[inline(always)]
+fn zlo(c: u8, d: usize) -> u64 {
+    NARROW.0[(c & 63) as usize][d & (COL_CAP - 1)]
+}
+
+/// `NARROW`'s entry of card `c` in a cell.
+#[inline(always)]
+fn clo(c: u8) -> u64 {
+    NARROW.1[(c & 63) as usize]
+}
+
 #[inline]
 const fn fmix64(mut k: u64) -> u64 {
     k ^= k >> 33;
@@ -528,7 +562,6 @@ impl Board {
     #[inline]
     pub fn narrow_after(&self, m: Move) -> (u64, u64, u64) {
         debug_assert!(self.narrow && self.dirty == 0);
-        let t = &TABLES.0;
         let fp = self.fp as u64;
         let out = match (m.from, m.to) {
             (Loc::Column(a), Loc::Column(b)) => {
@@ -536,10 +569,12 @@ impl Board {
                 let (la, lb) = (self.lens[a] as usize, self.lens[b] as usize);
                 let mut ha = self.col_hash[a] as u64;
                 let mut hb = self.col_hash[b] as u64;
+                let src = &self.cols[a];
                 for j in 0..k {
-                    let c = self.cols[a][la - k + j] as usize;
-                    ha = ha.wrapping_sub(t[c][la - k + j] as u64);
-                    hb = hb.wrapping_add(t[c][lb + j] as u64);
+                    let d = (la - k + j) & (COL_CAP - 1);
+                    let c = src[d];
+                    ha = ha.wrapping_sub(zlo(c, d));
+                    hb = hb.wrapping_add(zlo(c, lb + j));
                 }
                 let fp = fp
                     .wrapping_sub(self.col_mix[a] as u64)
@@ -550,22 +585,21 @@ impl Board {
             }
             (Loc::Column(a), Loc::Cell(_)) => {
                 let a = a as usize;
-                let la = self.lens[a] as usize;
-                let c = self.cols[a][la - 1] as usize;
-                let ha = (self.col_hash[a] as u64).wrapping_sub(t[c][la - 1] as u64);
+                let d = (self.lens[a] as usize).wrapping_sub(1) & (COL_CAP - 1);
+                let c = self.cols[a][d];
+                let ha = (self.col_hash[a] as u64).wrapping_sub(zlo(c, d));
                 let fp = fp
                     .wrapping_sub(self.col_mix[a] as u64)
                     .wrapping_add(mix_lo(ha as u128))
-                    .wrapping_add(TABLES.1[c] as u64);
+                    .wrapping_add(clo(c));
                 (fp, ha, 0)
             }
             (Loc::Cell(i), Loc::Column(b)) => {
                 let b = b as usize;
-                let lb = self.lens[b] as usize;
-                let c = self.cells[i as usize] as usize;
-                let hb = (self.col_hash[b] as u64).wrapping_add(t[c][lb] as u64);
+                let c = self.cells[i as usize];
+                let hb = (self.col_hash[b] as u64).wrapping_add(zlo(c, self.lens[b] as usize));
                 let fp = fp
-                    .wrapping_sub(TABLES.1[c] as u64)
+                    .wrapping_sub(clo(c))
                     .wrapping_sub(self.col_mix[b] as u64)
                     .wrapping_add(mix_lo(hb as u128));
                 (fp, 0, hb)
@@ -595,20 +629,21 @@ impl Board {
     #[inline]
     pub fn narrow_after_park(&self, c: usize, k: usize, d: usize) -> (u64, u64, u64) {
         debug_assert!(self.narrow && self.dirty == 0 && c != d);
-        let t = &TABLES.0;
         let (lc, ld) = (self.lens[c] as usize, self.lens[d] as usize);
         let mut hc = self.col_hash[c] as u64;
         let mut fp = (self.fp as u64)
             .wrapping_sub(self.col_mix[c] as u64)
             .wrapping_sub(self.col_mix[d] as u64);
+        let col = &self.cols[c];
         for j in lc - k..lc {
-            let x = self.cols[c][j] as usize;
-            hc = hc.wrapping_sub(t[x][j] as u64);
-            fp = fp.wrapping_add(TABLES.1[x] as u64);
+            let x = col[j & (COL_CAP - 1)];
+            hc = hc.wrapping_sub(zlo(x, j));
+            fp = fp.wrapping_add(clo(x));
         }
-        let x = self.cols[c][lc - k - 1] as usize;
-        hc = hc.wrapping_sub(t[x][lc - k - 1] as u64);
-        let hd = (self.col_hash[d] as u64).wrapping_add(t[x][ld] as u64);
+        let j = (lc - k - 1) & (COL_CAP - 1);
+        let x = col[j];
+        hc = hc.wrapping_sub(zlo(x, j));
+        let hd = (self.col_hash[d] as u64).wrapping_add(zlo(x, ld));
         let fp = fp
             .wrapping_add(mix_lo(hc as u128))
             .wrapping_add(mix_lo(hd as u128));
@@ -779,6 +814,39 @@ impl Board {
         self.found.copy_from_slice(&p[PACK_FOUND..PACK_FOUND + 4]);
         self.cells
             .copy_from_slice(&p[PACK_CELLS..PACK_CELLS + MAX_CELLS]);
+        if self.narrow {
+            // Whole column arrays copied from a padded copy (fixed-size
+            // copies), and only the low halves of the hashes, which are
+            // all a narrow board's fingerprint reads (the high halves are
+            // left 0 and never read).
+            let mut buf = [NO_CARD; 80 + COL_CAP];
+            buf[..80].copy_from_slice(p);
+            let mut i = PACK_CARDS;
+            let mut fp = 0u64;
+            for c in 0..self.ncols() {
+                let l = (self.lens[c] as usize).min(COL_CAP);
+                self.cols[c].copy_from_slice(&buf[i..i + COL_CAP]);
+                let col = &self.cols[c];
+                let mut h = 0u64;
+                for (d, &card) in col[..l].iter().enumerate() {
+                    h = h.wrapping_add(zlo(card, d));
+                }
+                i += l;
+                self.col_hash[c] = h as u128;
+                let m = mix_lo(h as u128);
+                self.col_mix[c] = m as u128;
+                fp = fp.wrapping_add(m);
+            }
+            let mut fp = fp as u128;
+            for &c in &self.cells[..self.ncells()] {
+                if c != NO_CARD {
+                    fp = fp.wrapping_add(TABLES.1[c as usize]);
+                }
+            }
+            self.fp = fp;
+            self.dirty = 0;
+            return;
+        }
         let mut i = PACK_CARDS;
         for c in 0..self.ncols() {
             let l = self.lens[c] as usize;
