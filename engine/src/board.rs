@@ -1454,10 +1454,138 @@ impl Board {
     /// a single card. Incomplete on purpose: the complete search uses
     /// `gen_moves`. The run lengths are given (`runs`, or `runs_after` from
     /// the previous position's).
+    ///
+    /// The same moves in the same order as the shared generator
+    /// (`gen_moves_inner` with `pruned`, which debug builds compare), by a
+    /// generator of its own: every source moves its whole top run, so one
+    /// table lookup per source finds its destinations, and the members
+    /// call it once per expansion.
     #[inline]
     pub fn gen_moves_pruned(&self, out: &mut Vec<Move>, runs: u64) {
         debug_assert_eq!(runs, self.runs());
-        self.gen_moves_inner(out, false, true, Some(runs));
+        #[cfg(debug_assertions)]
+        let start = out.len();
+        let v = self.variant;
+        let (nc, ncells) = (self.ncols(), self.ncells());
+        // Per card code, the columns whose top card it builds on; the
+        // suits that build on each suit (a card of rank r only on one of
+        // rank r + 1).
+        let mut onto_cols = [0u16; 64];
+        let under: [u8; 4] = std::array::from_fn(|suit| {
+            (0..4u8)
+                .filter(|&u| v.builds_on(Card::new(0, u), Card::new(1, suit as u8)))
+                .fold(0, |m, u| m | 1 << u)
+        });
+        let mut empty_mask = 0u16;
+        for i in 0..nc {
+            let l = self.lens[i] as usize;
+            if l == 0 {
+                empty_mask |= 1 << i;
+                continue;
+            }
+            let t = self.cols[i][(l - 1) & (COL_CAP - 1)];
+            let (r, suit) = (t >> 2, (t & 3) as usize);
+            if self.found[suit] == r {
+                out.push(Move::new(Loc::Column(i as u8), Loc::Foundation, 1 | ((suit as u8) << 4)));
+            }
+            if r > 0 {
+                let below = (t & !3) - 4;
+                let mut u = under[suit];
+                while u != 0 {
+                    onto_cols[((below + u.trailing_zeros() as u8) & 63) as usize] |= 1 << i;
+                    u &= u - 1;
+                }
+            }
+        }
+        let mut empty_cells = 0u32;
+        let mut first_empty_cell = 0u8;
+        for i in 0..ncells {
+            let c = self.cells[i];
+            if c == NO_CARD {
+                if empty_cells == 0 {
+                    first_empty_cell = i as u8;
+                }
+                empty_cells += 1;
+            } else if self.found[(c & 3) as usize] == c >> 2 {
+                out.push(Move::new(Loc::Cell(i as u8), Loc::Foundation, 1 | ((c & 3) << 4)));
+            }
+        }
+        let empty_cols = empty_mask.count_ones();
+        let limit_onto = v.max_run(empty_cells, empty_cols) as usize;
+        let limit_empty = if empty_cols > 0 {
+            v.max_run(empty_cells, empty_cols - 1) as usize
+        } else {
+            0
+        };
+        // One empty column stands for all (the same canonical position).
+        let empty_dst = empty_mask & empty_mask.wrapping_neg();
+        for src in 0..nc {
+            let len = self.lens[src] as usize;
+            if len == 0 {
+                continue;
+            }
+            let run = ((runs >> (4 * src)) & 15) as usize;
+            let col = &self.cols[src];
+            let mask = if run > 1 && run > limit_onto {
+                0
+            } else {
+                onto_cols[(col[(len - run) & (COL_CAP - 1)] & 63) as usize]
+            };
+            let mut bits = mask | empty_dst;
+            while bits != 0 {
+                let dst = bits.trailing_zeros() as u8;
+                bits &= bits - 1;
+                if mask & (1 << dst) != 0 {
+                    out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), run as u8));
+                } else {
+                    // Into the empty column: one card, or as much of the
+                    // run as fits (never the whole column: the same
+                    // position).
+                    let lim = limit_empty.min(run);
+                    for k in [1, lim] {
+                        if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
+                            out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k as u8));
+                        }
+                        if lim == 1 {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        // Cell to column.
+        for i in 0..ncells {
+            let c = self.cells[i];
+            if c == NO_CARD {
+                continue;
+            }
+            let mut mask = onto_cols[(c & 63) as usize];
+            if v.fills_empty(Card(c)) {
+                mask |= empty_dst;
+            }
+            while mask != 0 {
+                let dst = mask.trailing_zeros() as u8;
+                mask &= mask - 1;
+                out.push(Move::new(Loc::Cell(i as u8), Loc::Column(dst), 1));
+            }
+        }
+        // Column to cell: a lone card only (breaking a run is pruned).
+        if empty_cells > 0 {
+            let keep_runs = !prune_cells_off();
+            for src in 0..nc {
+                let run = (runs >> (4 * src)) & 15;
+                if self.lens[src] == 0 || (keep_runs && run > 1) {
+                    continue;
+                }
+                out.push(Move::new(Loc::Column(src as u8), Loc::Cell(first_empty_cell), 1));
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut want = Vec::new();
+            self.gen_moves_inner(&mut want, false, true, Some(runs));
+            debug_assert_eq!(&out[start..], &want[..], "{self:?}");
+        }
     }
 
     /// A foundation move; its `count` field carries the suit in the high
