@@ -2266,7 +2266,7 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
                           single: &mut Option<u32>| {
         log.clear();
         let n = match after {
-            Some(m) => b.autoplay_after(&mut log, m, eager),
+            Some(m) => b.autoplay_after_ordered(&mut log, m, eager),
             None => b.autoplay_with(&mut log, eager),
         };
         // A foundation move's notation is its source and `h` whatever the
