@@ -1820,6 +1820,8 @@ impl BestFirst {
                     cur.autoplay_after(&mut self.log, m, eager)
                 };
                 let mut pending = None;
+                #[cfg(debug_assertions)]
+                let mut full = 0;
                 if self.visited.insert(cur.fingerprint() as u64) {
                     self.nodes.push(Child {
                         parent: me,
@@ -1856,7 +1858,9 @@ impl BestFirst {
                         s += self.scores.col_score(cur, i, child_need, &w);
                     }
                     #[cfg(debug_assertions)]
-                    let full = score(cur, &w);
+                    {
+                        full = score(cur, &w);
+                    }
                     pending = Some((s, child, redo));
                 }
                 if park {
