@@ -622,6 +622,75 @@ impl Board {
         out
     }
 
+    /// `narrow_after` for a board that is not narrow: the whole 128-bit
+    /// fingerprint after `m` (`fingerprint()` after `apply(m)`, which debug
+    /// builds check), and the low 64 bits of the new hashes of the source
+    /// and destination columns. The board must be settled.
+    #[inline]
+    pub fn wide_after(&self, m: Move) -> (u128, u64, u64) {
+        debug_assert!(!self.narrow && self.dirty == 0);
+        let t = &TABLES.0;
+        let fp = self.fp;
+        let card = |c: u8| (c & 63).min(51) as usize;
+        let out = match (m.from, m.to) {
+            (Loc::Column(a), Loc::Column(b)) => {
+                let (a, b, k) = (a as usize, b as usize, m.count as usize);
+                let (la, lb) = (self.lens[a] as usize, self.lens[b] as usize);
+                let mut ha = self.col_hash[a];
+                let mut hb = self.col_hash[b];
+                let src = &self.cols[a];
+                for j in 0..k {
+                    let d = (la - k + j) & (COL_CAP - 1);
+                    let c = card(src[d]);
+                    ha = ha.wrapping_sub(t[c][d]);
+                    hb = hb.wrapping_add(t[c][(lb + j) & (COL_CAP - 1)]);
+                }
+                let fp = fp
+                    .wrapping_sub(self.col_mix[a])
+                    .wrapping_sub(self.col_mix[b])
+                    .wrapping_add(mix(ha))
+                    .wrapping_add(mix(hb));
+                (fp, ha as u64, hb as u64)
+            }
+            (Loc::Column(a), Loc::Cell(_)) => {
+                let a = a as usize;
+                let d = (self.lens[a] as usize).wrapping_sub(1) & (COL_CAP - 1);
+                let c = card(self.cols[a][d]);
+                let ha = self.col_hash[a].wrapping_sub(t[c][d]);
+                let fp = fp
+                    .wrapping_sub(self.col_mix[a])
+                    .wrapping_add(mix(ha))
+                    .wrapping_add(TABLES.1[c]);
+                (fp, ha as u64, 0)
+            }
+            (Loc::Cell(i), Loc::Column(b)) => {
+                let b = b as usize;
+                let c = card(self.cells[i as usize]);
+                let hb = self.col_hash[b].wrapping_add(t[c][(self.lens[b] as usize) & (COL_CAP - 1)]);
+                let fp = fp
+                    .wrapping_sub(TABLES.1[c])
+                    .wrapping_sub(self.col_mix[b])
+                    .wrapping_add(mix(hb));
+                (fp, 0, hb as u64)
+            }
+            (Loc::Cell(_), Loc::Cell(_)) => (fp, 0, 0),
+            _ => unreachable!("wide_after: a move to or from a foundation"),
+        };
+        #[cfg(debug_assertions)]
+        {
+            let mut b = self.clone();
+            b.apply(m);
+            debug_assert_eq!(out.0, b.fingerprint());
+            if let Loc::Column(a) = m.from {
+                debug_assert_eq!(out.1, b.column_hash(a as usize) as u64);
+            }
+            if let Loc::Column(d) = m.to {
+                debug_assert_eq!(out.2, b.column_hash(d as usize) as u64);
+            }
+        }
+        out
+    }
+
     /// `narrow_after` for a sequence: the top `k` cards of column `c` to
     /// free cells (the board must have `k` empty ones), then the card
     /// under them onto column `d`. Returns the fingerprint and the new
@@ -700,7 +769,7 @@ impl Board {
     /// then goes home by the automatic-move rule (`is_home_worthy` with
     /// `eager`): exactly when `autoplay_after` would move something, for
     /// a position at the automatic-move fixpoint.
-    #[inline]
+    #[inline(always)]
     pub fn exposes_home(&self, m: Move, eager: bool) -> bool {
         let Loc::Column(a) = m.from else { return false };
         let a = a as usize;

@@ -1993,9 +1993,60 @@ impl<'a> Search<'a> {
         let total = h.unwrap_or_else(|| self.scores.score(&self.b, &self.w));
         let global = global_score(&self.b, &self.w);
         let mut parts = ParentParts::new();
+        let (home, free, empty) = (
+            self.b.cards_home() as i32,
+            self.b.empty_cells() as i32,
+            self.b.empty_columns() as i32,
+        );
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
             if prev.is_some_and(|p| undoes(p, m)) {
+                continue;
+            }
+            if m.to != Loc::Foundation && !self.b.exposes_home(m, false) {
+                // A move after which nothing goes home: fingerprinted and
+                // scored without being played (never won: the foundations
+                // stay as they are), as in the best-first members.
+                let (fp, ha, hd) = self.b.wide_after(m);
+                if !self.visited.contains(&fp) {
+                    let (b, w, scores) = (&self.b, &self.w, &mut self.scores);
+                    let s = total - global
+                        + match (m.from, m.to) {
+                            (Loc::Column(a), Loc::Column(d)) => {
+                                let (a, d, k) = (a as usize, d as usize, m.count as usize);
+                                let (la, ld) = (b.column_len(a), b.column_len(d));
+                                let e = empty + (la == k) as i32 - (ld == 0) as i32;
+                                global_parts(b, home, free, e, w)
+                                    + scores.part_without(b, a, k, ha, need, w)
+                                    + scores.part_onto(b, d, b.column(a), k, hd, need, w)
+                                    - parts.get(scores, b, a, need, w)
+                                    - parts.get(scores, b, d, need, w)
+                            }
+                            (Loc::Column(a), Loc::Cell(_)) => {
+                                let a = a as usize;
+                                let e = empty + (b.column_len(a) == 1) as i32;
+                                global_parts(b, home, free - 1, e, w)
+                                    + scores.part_without(b, a, 1, ha, need, w)
+                                    - parts.get(scores, b, a, need, w)
+                            }
+                            (Loc::Cell(i), Loc::Column(d)) => {
+                                let d = d as usize;
+                                let e = empty - (b.column_len(d) == 0) as i32;
+                                let c = [b.cell(i as usize).expect("a card in the cell").0];
+                                global_parts(b, home, free + 1, e, w)
+                                    + scores.part_onto(b, d, &c, 1, hd, need, w)
+                                    - parts.get(scores, b, d, need, w)
+                            }
+                            _ => unreachable!("a cell-to-cell move"),
+                        };
+                    #[cfg(debug_assertions)]
+                    {
+                        let mut c = self.b.clone();
+                        c.apply(m);
+                        debug_assert_eq!(s, score(&c, &self.w));
+                    }
+                    self.children.push((s, m, fp));
+                }
                 continue;
             }
             self.b.apply(m);
