@@ -1416,7 +1416,15 @@ impl Board {
     #[inline]
     pub fn gen_moves_with_runs(&self, out: &mut Vec<Move>, runs: u64) {
         debug_assert_eq!(runs, self.runs());
-        self.gen_moves_inner(out, false, false, Some(runs));
+        #[cfg(debug_assertions)]
+        let start = out.len();
+        self.gen_moves_fast::<false>(out, runs);
+        #[cfg(debug_assertions)]
+        {
+            let mut want = Vec::new();
+            self.gen_moves_inner(&mut want, false, false, Some(runs));
+            debug_assert_eq!(&out[start..], &want[..], "{self:?}");
+        }
     }
 
     /// Every column's `run_len`, 4 bits each, column 0 lowest (a run is at
@@ -1635,6 +1643,18 @@ impl Board {
         debug_assert_eq!(runs, self.runs());
         #[cfg(debug_assertions)]
         let start = out.len();
+        self.gen_moves_fast::<true>(out, runs);
+        #[cfg(debug_assertions)]
+        {
+            let mut want = Vec::new();
+            self.gen_moves_inner(&mut want, false, true, Some(runs));
+            debug_assert_eq!(&out[start..], &want[..], "{self:?}");
+        }
+    }
+
+    /// The generator of `gen_moves_pruned` and `gen_moves_with_runs`.
+    #[inline(always)]
+    fn gen_moves_fast<const PRUNED: bool>(&self, out: &mut Vec<Move>, runs: u64) {
         let v = self.variant;
         let (nc, ncells) = (self.ncols(), self.ncells());
         // Per card code, the columns whose top card it builds on; the
@@ -1696,28 +1716,50 @@ impl Board {
             }
             let run = ((runs >> (4 * src)) & 15) as usize;
             let col = &self.cols[src];
-            let mask = if run > 1 && run > limit_onto {
-                0
+            // Per destination, the cards of the run that fit on its top
+            // (pruned: the whole run only).
+            let mut onto = [0u8; MAX_COLUMNS];
+            let mut mask = 0u16;
+            if PRUNED {
+                if run == 1 || run <= limit_onto {
+                    mask = onto_cols[(col[(len - run) & (COL_CAP - 1)] & 63) as usize];
+                }
             } else {
-                onto_cols[(col[(len - run) & (COL_CAP - 1)] & 63) as usize]
-            };
+                for k in 1..=run.min(limit_onto.max(1)) {
+                    let mut p = onto_cols[(col[(len - k) & (COL_CAP - 1)] & 63) as usize];
+                    mask |= p;
+                    while p != 0 {
+                        onto[p.trailing_zeros() as usize] = k as u8;
+                        p &= p - 1;
+                    }
+                }
+            }
             let mut bits = mask | empty_dst;
             while bits != 0 {
                 let dst = bits.trailing_zeros() as u8;
                 bits &= bits - 1;
                 if mask & (1 << dst) != 0 {
-                    out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), run as u8));
+                    let k = if PRUNED { run as u8 } else { onto[dst as usize] };
+                    out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k));
                 } else {
-                    // Into the empty column: one card, or as much of the
-                    // run as fits (never the whole column: the same
-                    // position).
+                    // Into the empty column: any part of the run that fits
+                    // (pruned: one card, or as much as fits), never the
+                    // whole column (the same position).
                     let lim = limit_empty.min(run);
-                    for k in [1, lim] {
-                        if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
-                            out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k as u8));
+                    if PRUNED {
+                        for k in [1, lim] {
+                            if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
+                                out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k as u8));
+                            }
+                            if lim == 1 {
+                                break;
+                            }
                         }
-                        if lim == 1 {
-                            break;
+                    } else {
+                        for k in 1..=lim {
+                            if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
+                                out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k as u8));
+                            }
                         }
                     }
                 }
@@ -1739,9 +1781,9 @@ impl Board {
                 out.push(Move::new(Loc::Cell(i as u8), Loc::Column(dst), 1));
             }
         }
-        // Column to cell: a lone card only (breaking a run is pruned).
+        // Column to cell (pruned: a lone card only, not a run's top).
         if empty_cells > 0 {
-            let keep_runs = !prune_cells_off();
+            let keep_runs = PRUNED && !prune_cells_off();
             for src in 0..nc {
                 let run = (runs >> (4 * src)) & 15;
                 if self.lens[src] == 0 || (keep_runs && run > 1) {
@@ -1750,13 +1792,8 @@ impl Board {
                 out.push(Move::new(Loc::Column(src as u8), Loc::Cell(first_empty_cell), 1));
             }
         }
-        #[cfg(debug_assertions)]
-        {
-            let mut want = Vec::new();
-            self.gen_moves_inner(&mut want, false, true, Some(runs));
-            debug_assert_eq!(&out[start..], &want[..], "{self:?}");
-        }
     }
+
 
     /// A foundation move; its `count` field carries the suit in the high
     /// nibble so that undo knows which foundation to take back from.
