@@ -1003,9 +1003,9 @@ impl Board {
         if n == 0 {
             return 0;
         }
-        let v = self.variant;
+        let builds = self.variant.builds_on_table();
         let mut k = 1;
-        while k < n && v.builds_on(Card(cards[n - k]), Card(cards[n - k - 1])) {
+        while k < n && (builds[(cards[n - k - 1] & 63) as usize] >> (cards[n - k] & 63)) & 1 != 0 {
             k += 1;
         }
         k

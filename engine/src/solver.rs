@@ -256,6 +256,7 @@ fn col_score(col: &[u8], need: u64, v: crate::variant::Variant, w: &[i32; 8]) ->
     let mut breaks = 0;
     let mut top_run_start = 0;
     let mut below = NO_CARD_CODE;
+    let builds = v.builds_on_table();
     for (d, &c) in col.iter().enumerate() {
         let r = c >> 2;
         // w1: a card above a lower card must move before that one goes home.
@@ -265,7 +266,7 @@ fn col_score(col: &[u8], need: u64, v: crate::variant::Variant, w: &[i32; 8]) ->
             // w2: cards above a suit's next card (digging needed).
             s += w[2] * (n - d - 1) as i32;
         }
-        let brk = d > 0 && !v.builds_on(Card(c), Card(below));
+        let brk = d > 0 && (builds[(below & 63) as usize] >> (c & 63)) & 1 == 0;
         breaks += brk as i32;
         top_run_start = if brk { d } else { top_run_start };
         below = c;

@@ -239,6 +239,17 @@ impl Variant {
         }
     }
 
+    /// `builds_on` as a table: bit `card` of entry `onto` (card codes; the
+    /// entries past 51 are empty) is set when `card` may go onto `onto`.
+    #[inline]
+    pub fn builds_on_table(self) -> &'static [u64; 64] {
+        match self.build {
+            Build::Alternate => &BUILDS_ON[0],
+            Build::Suit => &BUILDS_ON[1],
+            Build::Any => &BUILDS_ON[2],
+        }
+    }
+
     /// May `card` be the deepest card of an empty column?
     #[inline]
     pub fn fills_empty(self, card: crate::card::Card) -> bool {
@@ -268,9 +279,48 @@ impl Variant {
     }
 }
 
+/// `Variant::builds_on_table` for each build rule, in `Build` order.
+static BUILDS_ON: [[u64; 64]; 3] = {
+    let mut t = [[0u64; 64]; 3];
+    let mut onto = 4;
+    while onto < 52 {
+        let mut card = 0;
+        while card < 52 {
+            if card / 4 + 1 == onto / 4 {
+                // Red suits are D and H (codes 1 and 2 mod 4).
+                let (rc, ro) = (card % 4 == 1 || card % 4 == 2, onto % 4 == 1 || onto % 4 == 2);
+                if rc != ro {
+                    t[0][onto] |= 1 << card;
+                }
+                if card % 4 == onto % 4 {
+                    t[1][onto] |= 1 << card;
+                }
+                t[2][onto] |= 1 << card;
+            }
+            card += 1;
+        }
+        onto += 1;
+    }
+    t
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builds_on_table_agrees() {
+        for p in Preset::ALL {
+            let v = Variant::preset(p);
+            let t = v.builds_on_table();
+            for onto in 0..52u8 {
+                for card in 0..52u8 {
+                    let want = v.builds_on(crate::card::Card(card), crate::card::Card(onto));
+                    assert_eq!((t[onto as usize] >> card) & 1 == 1, want, "{p:?} {card} on {onto}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn reference_limits() {
