@@ -1661,11 +1661,9 @@ impl Board {
         // suits that build on each suit (a card of rank r only on one of
         // rank r + 1).
         let mut onto_cols = [0u16; 64];
-        let under: [u8; 4] = std::array::from_fn(|suit| {
-            (0..4u8)
-                .filter(|&u| v.builds_on(Card::new(0, u), Card::new(1, suit as u8)))
-                .fold(0, |m, u| m | 1 << u)
-        });
+        // (The table's entry for a two of each suit, read as suits.)
+        let tw = v.builds_on_table();
+        let under: [u8; 4] = std::array::from_fn(|suit| (tw[4 + suit] & 15) as u8);
         let mut empty_mask = 0u16;
         for i in 0..nc {
             let l = self.lens[i] as usize;
