@@ -666,7 +666,8 @@ impl Board {
             (Loc::Cell(i), Loc::Column(b)) => {
                 let b = b as usize;
                 let c = card(self.cells[i as usize]);
-                let hb = self.col_hash[b].wrapping_add(t[c][(self.lens[b] as usize) & (COL_CAP - 1)]);
+                let hb =
+                    self.col_hash[b].wrapping_add(t[c][(self.lens[b] as usize) & (COL_CAP - 1)]);
                 let fp = fp
                     .wrapping_sub(TABLES.1[c])
                     .wrapping_sub(self.col_mix[b])
@@ -1674,7 +1675,11 @@ impl Board {
             let t = self.cols[i][(l - 1) & (COL_CAP - 1)];
             let (r, suit) = (t >> 2, (t & 3) as usize);
             if self.found[suit] == r {
-                out.push(Move::new(Loc::Column(i as u8), Loc::Foundation, 1 | ((suit as u8) << 4)));
+                out.push(Move::new(
+                    Loc::Column(i as u8),
+                    Loc::Foundation,
+                    1 | ((suit as u8) << 4),
+                ));
             }
             if r > 0 {
                 let below = (t & !3) - 4;
@@ -1695,7 +1700,11 @@ impl Board {
                 }
                 empty_cells += 1;
             } else if self.found[(c & 3) as usize] == c >> 2 {
-                out.push(Move::new(Loc::Cell(i as u8), Loc::Foundation, 1 | ((c & 3) << 4)));
+                out.push(Move::new(
+                    Loc::Cell(i as u8),
+                    Loc::Foundation,
+                    1 | ((c & 3) << 4),
+                ));
             }
         }
         let empty_cols = empty_mask.count_ones();
@@ -1737,7 +1746,11 @@ impl Board {
                 let dst = bits.trailing_zeros() as u8;
                 bits &= bits - 1;
                 if mask & (1 << dst) != 0 {
-                    let k = if PRUNED { run as u8 } else { onto[dst as usize] };
+                    let k = if PRUNED {
+                        run as u8
+                    } else {
+                        onto[dst as usize]
+                    };
                     out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k));
                 } else {
                     // Into the empty column: any part of the run that fits
@@ -1747,7 +1760,11 @@ impl Board {
                     if PRUNED {
                         for k in [1, lim] {
                             if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
-                                out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k as u8));
+                                out.push(Move::new(
+                                    Loc::Column(src as u8),
+                                    Loc::Column(dst),
+                                    k as u8,
+                                ));
                             }
                             if lim == 1 {
                                 break;
@@ -1756,7 +1773,11 @@ impl Board {
                     } else {
                         for k in 1..=lim {
                             if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
-                                out.push(Move::new(Loc::Column(src as u8), Loc::Column(dst), k as u8));
+                                out.push(Move::new(
+                                    Loc::Column(src as u8),
+                                    Loc::Column(dst),
+                                    k as u8,
+                                ));
                             }
                         }
                     }
@@ -1787,11 +1808,14 @@ impl Board {
                 if self.lens[src] == 0 || (keep_runs && run > 1) {
                     continue;
                 }
-                out.push(Move::new(Loc::Column(src as u8), Loc::Cell(first_empty_cell), 1));
+                out.push(Move::new(
+                    Loc::Column(src as u8),
+                    Loc::Cell(first_empty_cell),
+                    1,
+                ));
             }
         }
     }
-
 
     /// A foundation move; its `count` field carries the suit in the high
     /// nibble so that undo knows which foundation to take back from.

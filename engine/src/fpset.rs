@@ -147,6 +147,9 @@ mod tests {
         for k in [2u64, 3, 12345, u64::MAX] {
             assert_eq!(ours.contains(k), theirs.contains(&k));
         }
-        assert_eq!(FpSet::bytes_for(ours.capacity()), ours.slots.len() as u64 * 8);
+        assert_eq!(
+            FpSet::bytes_for(ours.capacity()),
+            ours.slots.len() as u64 * 8
+        );
     }
 }

@@ -345,7 +345,15 @@ impl ScoreCache {
     /// The part of column `i` once its top `k` cards are gone; `h` is its
     /// hash then (`Board::narrow_after`).
     #[inline]
-    fn part_without(&mut self, b: &Board, i: usize, k: usize, h: u64, need: u64, w: &[i32; 8]) -> i32 {
+    fn part_without(
+        &mut self,
+        b: &Board,
+        i: usize,
+        k: usize,
+        h: u64,
+        need: u64,
+        w: &[i32; 8],
+    ) -> i32 {
         self.part(h, need, || {
             let col = b.column(i);
             col_score(&col[..col.len() - k], need, b.variant(), w)
@@ -384,26 +392,34 @@ impl ScoreCache {
         }
         s
     }
-
-    /// The parts of the (at most two) columns `m` moved cards between.
-    #[inline]
-    fn moved_cols(&mut self, b: &Board, m: Move, need: u64, w: &[i32; 8]) -> i32 {
-        let mut s = 0;
-        for l in [m.from, m.to] {
-            if let Loc::Column(c) = l {
-                s += self.col_score(b, c as usize, need, w);
-            }
-        }
-        s
-    }
 }
 
-/// Incremental child scores, shared by both searches. A child that sends
-/// nothing home differs from the expanded position in at most the two
-/// columns its move touched: its score is the position's, with the
-/// whole-board part and those columns' parts replaced. The new parts are
-/// looked up on the child (`ScoreCache::moved_cols`); the old ones here,
-/// once the child is undone, each column once per expansion.
+/// The columns of `child` (a position just reached by moves from one whose
+/// next cards were `need`; `child_need` is its own) whose parts of the
+/// heuristic may differ from that position's: those the moves changed
+/// (`Board::changed_columns`), and those holding a suit's new next card,
+/// the one card whose w2 term appears. (A card that stopped being a next
+/// card went home, from a changed column or a cell.)
+#[inline]
+fn redo_columns(child: &Board, need: u64, child_need: u64) -> u16 {
+    let mut redo = child.changed_columns();
+    let mut fresh = child_need & !need & ((1 << 52) - 1);
+    while fresh != 0 {
+        let c = fresh.trailing_zeros() as u8;
+        fresh &= fresh - 1;
+        if let Some(i) = child.column_of(Card(c)) {
+            redo |= 1 << i;
+        }
+    }
+    redo
+}
+
+/// Incremental child scores, shared by both searches. A child differs from
+/// the expanded position in the columns its moves changed (at most two for
+/// a move after which nothing goes home): its score is the position's, with
+/// the whole-board part and those columns' parts replaced
+/// (`ScoreCache::part_without`, `part_onto`, `redo_columns`). The old parts
+/// are looked up here, each column once per expansion.
 struct ParentParts([Option<i32>; crate::variant::MAX_COLUMNS]);
 
 impl ParentParts {
@@ -411,28 +427,16 @@ impl ParentParts {
         ParentParts([None; crate::variant::MAX_COLUMNS])
     }
 
-    /// The expanded position's parts of the columns `m` touches.
+    /// The expanded position's part of column `c`.
     #[inline]
-    fn moved_cols(
+    fn get(
         &mut self,
         scores: &mut ScoreCache,
         b: &Board,
-        m: Move,
+        c: usize,
         need: u64,
         w: &[i32; 8],
     ) -> i32 {
-        let mut s = 0;
-        for l in [m.from, m.to] {
-            if let Loc::Column(c) = l {
-                s += self.get(scores, b, c as usize, need, w);
-            }
-        }
-        s
-    }
-
-    /// The expanded position's part of column `c`.
-    #[inline]
-    fn get(&mut self, scores: &mut ScoreCache, b: &Board, c: usize, need: u64, w: &[i32; 8]) -> i32 {
         *self.0[c].get_or_insert_with(|| scores.col_score(b, c, need, w))
     }
 }
@@ -1376,7 +1380,8 @@ impl BucketQueue {
             // from a little below 0 to a little above the first priority,
             // so that most searches never grow it.
             self.base = priority.min(0) - 64;
-            self.heads.resize((priority - self.base + 64) as usize, NO_PARENT);
+            self.heads
+                .resize((priority - self.base + 64) as usize, NO_PARENT);
             self.min = self.heads.len();
         }
         if priority < self.base {
@@ -1842,15 +1847,7 @@ impl BestFirst {
                     // column or a cell): those are replaced, the child's
                     // parts now, this position's once undone.
                     let child_need = next_needed(&cur.foundations());
-                    let mut redo = cur.changed_columns();
-                    let mut fresh = child_need & !need & ((1 << 52) - 1);
-                    while fresh != 0 {
-                        let c = fresh.trailing_zeros() as u8;
-                        fresh &= fresh - 1;
-                        if let Some(i) = cur.column_of(Card(c)) {
-                            redo |= 1 << i;
-                        }
-                    }
+                    let redo = redo_columns(cur, need, child_need);
                     let mut s = global_score(cur, &w) + col_sum;
                     let mut r = redo;
                     while r != 0 {
@@ -2052,38 +2049,46 @@ impl<'a> Search<'a> {
             }
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
-            // A new child scored by its changed columns, to finish once undone.
-            let mut changed = None;
+            // A foundation move, or one after which cards go home: scored
+            // like the members' such children, replacing the parts of the
+            // columns that changed or hold a suit's new next card (the
+            // child's parts now, this position's once undone).
+            let mut pending = None;
             #[cfg(debug_assertions)]
-            let mut full = None;
+            let mut full = 0;
             let fp = self.b.fingerprint();
             if !self.visited.contains(&fp) {
-                let s = if self.b.is_won() {
-                    i32::MIN
-                } else if n > 0 || m.to == Loc::Foundation {
-                    self.scores.score(&self.b, &self.w)
+                if self.b.is_won() {
+                    self.children.push((i32::MIN, m, fp));
                 } else {
-                    // The new columns' parts now; the old ones once undone.
-                    changed = Some(self.children.len());
-                    global_score(&self.b, &self.w) + total - global
-                        + self.scores.moved_cols(&self.b, m, need, &self.w)
-                };
-                #[cfg(debug_assertions)]
-                {
-                    full = Some((self.children.len(), score(&self.b, &self.w)));
+                    let child_need = next_needed(&self.b.foundations());
+                    let redo = redo_columns(&self.b, need, child_need);
+                    let mut s = global_score(&self.b, &self.w) + total - global;
+                    let mut r = redo;
+                    while r != 0 {
+                        let i = r.trailing_zeros() as usize;
+                        r &= r - 1;
+                        s += self.scores.col_score(&self.b, i, child_need, &self.w);
+                    }
+                    #[cfg(debug_assertions)]
+                    {
+                        full = score(&self.b, &self.w);
+                    }
+                    pending = Some((self.children.len(), redo));
+                    self.children.push((s, m, fp));
                 }
-                self.children.push((s, m, fp));
             }
             self.b.undo_autoplay(&mut self.auto_log, n);
             self.b.undo_any(m);
             self.b.restore_dirty(mark);
-            if let Some(i) = changed {
-                self.children[i].0 -= parts.moved_cols(&mut self.scores, &self.b, m, need, &self.w);
-            }
-            #[cfg(debug_assertions)]
-            if let Some((i, f)) = full {
-                let s = self.children[i].0;
-                assert!(s == i32::MIN || s == f, "child score {s}, expected {f}");
+            if let Some((i, mut redo)) = pending {
+                while redo != 0 {
+                    let c = redo.trailing_zeros() as usize;
+                    redo &= redo - 1;
+                    self.children[i].0 -= parts.get(&mut self.scores, &self.b, c, need, &self.w);
+                }
+                #[cfg(debug_assertions)]
+                debug_assert_eq!(self.children[i].0, full);
             }
         }
         // Best last so that the next child is popped from the end cheaply;

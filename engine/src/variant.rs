@@ -288,7 +288,10 @@ static BUILDS_ON: [[u64; 64]; 3] = {
         while card < 52 {
             if card / 4 + 1 == onto / 4 {
                 // Red suits are D and H (codes 1 and 2 mod 4).
-                let (rc, ro) = (card % 4 == 1 || card % 4 == 2, onto % 4 == 1 || onto % 4 == 2);
+                let (rc, ro) = (
+                    card % 4 == 1 || card % 4 == 2,
+                    onto % 4 == 1 || onto % 4 == 2,
+                );
                 if rc != ro {
                     t[0][onto] |= 1 << card;
                 }
@@ -316,7 +319,11 @@ mod tests {
             for onto in 0..52u8 {
                 for card in 0..52u8 {
                     let want = v.builds_on(crate::card::Card(card), crate::card::Card(onto));
-                    assert_eq!((t[onto as usize] >> card) & 1 == 1, want, "{p:?} {card} on {onto}");
+                    assert_eq!(
+                        (t[onto as usize] >> card) & 1 == 1,
+                        want,
+                        "{p:?} {card} on {onto}"
+                    );
                 }
             }
         }
