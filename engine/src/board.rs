@@ -213,6 +213,21 @@ const fn make_narrow_tables() -> ([[u64; COL_CAP]; 64], [u64; 64]) {
 
 static NARROW: ([[u64; COL_CAP]; 64], [u64; 64]) = make_narrow_tables();
 
+/// Whether the first `l` (at most 32) bytes of `a` and `b` are equal.
+const _: () = assert!(COL_CAP == 32);
+#[inline(always)]
+fn prefix_eq(a: &[u8; COL_CAP], b: &[u8], l: usize) -> bool {
+    let word = |x: &[u8], k: usize| u128::from_le_bytes(x[16 * k..16 * k + 16].try_into().unwrap());
+    let mask = |n: usize| match n {
+        0 => 0,
+        1..=15 => (1u128 << (8 * n)) - 1,
+        _ => u128::MAX,
+    };
+    let d0 = (word(a, 0) ^ word(b, 0)) & mask(l);
+    let d1 = (word(a, 1) ^ word(b, 1)) & mask(l.saturating_sub(16));
+    d0 | d1 == 0
+}
+
 /// `NARROW`'s entry of card `c` at depth `d`.
 #[inline(always)]
 fn zlo(c: u8, d: usize) -> u64 {
@@ -879,6 +894,7 @@ impl Board {
     #[inline]
     pub fn unpack_into(&mut self, p: &Packed) {
         let p = &p.0;
+        let old_lens = self.lens;
         self.lens
             .copy_from_slice(&p[PACK_LENS..PACK_LENS + MAX_COLUMNS]);
         self.found.copy_from_slice(&p[PACK_FOUND..PACK_FOUND + 4]);
@@ -889,23 +905,32 @@ impl Board {
             // copies), and only the low halves of the hashes, which are
             // all a narrow board's fingerprint reads (the high halves are
             // left 0 and never read).
+            // A column equal to this board's own keeps its hash, and its
+            // mix if that is current (searches unpack a position near the
+            // one they hold, so most columns are).
             let mut buf = [NO_CARD; 80 + COL_CAP];
             buf[..80].copy_from_slice(p);
             let mut i = PACK_CARDS;
             let mut fp = 0u64;
             for c in 0..self.ncols() {
                 let l = (self.lens[c] as usize).min(COL_CAP);
-                self.cols[c].copy_from_slice(&buf[i..i + COL_CAP]);
-                let col = &self.cols[c];
-                let mut h = 0u64;
-                for (d, &card) in col[..l].iter().enumerate() {
-                    h = h.wrapping_add(zlo(card, d));
+                let new = &buf[i..i + COL_CAP];
+                if l == old_lens[c] as usize && prefix_eq(&self.cols[c], new, l) {
+                    if self.dirty & (1 << c) != 0 {
+                        self.col_mix[c] = mix_lo(self.col_hash[c]) as u128;
+                    }
+                } else {
+                    self.cols[c].copy_from_slice(new);
+                    let col = &self.cols[c];
+                    let mut h = 0u64;
+                    for (d, &card) in col[..l].iter().enumerate() {
+                        h = h.wrapping_add(zlo(card, d));
+                    }
+                    self.col_hash[c] = h as u128;
+                    self.col_mix[c] = mix_lo(h as u128) as u128;
                 }
                 i += l;
-                self.col_hash[c] = h as u128;
-                let m = mix_lo(h as u128);
-                self.col_mix[c] = m as u128;
-                fp = fp.wrapping_add(m);
+                fp = fp.wrapping_add(self.col_mix[c] as u64);
             }
             let mut fp = fp as u128;
             for &c in &self.cells[..self.ncells()] {
