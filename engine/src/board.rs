@@ -213,8 +213,10 @@ const fn make_narrow_tables() -> ([[u64; COL_CAP]; 64], [u64; 64]) {
 
 static NARROW: ([[u64; COL_CAP]; 64], [u64; 64]) = make_narrow_tables();
 
-/// Whether the first `l` (at most 32) bytes of `a` and `b` are equal.
+// `prefix_eq` compares a column array as two 16-byte words.
 const _: () = assert!(COL_CAP == 32);
+
+/// Whether the first `l` (at most 32) bytes of `a` and `b` are equal.
 #[inline(always)]
 fn prefix_eq(a: &[u8; COL_CAP], b: &[u8], l: usize) -> bool {
     let word = |x: &[u8], k: usize| u128::from_le_bytes(x[16 * k..16 * k + 16].try_into().unwrap());
@@ -892,6 +894,7 @@ impl Board {
     /// Makes this board (of the same variant) the one `p` stored, without
     /// building a new one.
     #[inline]
+    #[allow(clippy::needless_range_loop)] // parallel per-column arrays
     pub fn unpack_into(&mut self, p: &Packed) {
         let p = &p.0;
         let old_lens = self.lens;
@@ -901,13 +904,13 @@ impl Board {
         self.cells
             .copy_from_slice(&p[PACK_CELLS..PACK_CELLS + MAX_CELLS]);
         if self.narrow {
-            // Whole column arrays copied from a padded copy (fixed-size
-            // copies), and only the low halves of the hashes, which are
-            // all a narrow board's fingerprint reads (the high halves are
-            // left 0 and never read).
-            // A column equal to this board's own keeps its hash, and its
-            // mix if that is current (searches unpack a position near the
-            // one they hold, so most columns are).
+            // Only the low halves of the hashes, which are all a narrow
+            // board's fingerprint reads (the high halves are left 0 and
+            // never read). A column equal to the one this board holds
+            // keeps its hash, and its mix if that is current (a search
+            // unpacks a position near the one it holds, so most are);
+            // another is copied whole from a padded copy of `p` (a
+            // fixed-size copy) and hashed.
             let mut buf = [NO_CARD; 80 + COL_CAP];
             buf[..80].copy_from_slice(p);
             let mut i = PACK_CARDS;
