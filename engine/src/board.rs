@@ -765,12 +765,29 @@ impl Board {
     /// The column holding `c`, if one does.
     #[inline]
     pub fn column_of(&self, c: Card) -> Option<usize> {
-        // A plain loop: `contains` calls memchr once per (short) column.
+        if self.cells[..self.ncells()].contains(&c.0) {
+            return None;
+        }
+        // Eight cards at a time: a zero byte of the word xor the card
+        // repeated is a match (the classic test), kept only within the
+        // column's length.
+        const LOW: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let pat = LOW.wrapping_mul(c.0 as u64);
         for i in 0..self.ncols() {
-            for &x in self.column(i) {
-                if x == c.0 {
+            let l = self.lens[i] as usize;
+            let col = &self.cols[i];
+            let mut j = 0;
+            while j < l {
+                let w = u64::from_le_bytes(col[j..j + 8].try_into().unwrap()) ^ pat;
+                let mut hit = w.wrapping_sub(LOW) & !w & HIGH;
+                if l - j < 8 {
+                    hit &= (1u64 << (8 * (l - j))) - 1;
+                }
+                if hit != 0 {
                     return Some(i);
                 }
+                j += 8;
             }
         }
         None
