@@ -2253,4 +2253,187 @@ mod tests {
             assert_eq!(b.parse_move(want).unwrap(), m);
         }
     }
+
+    /// Random reachable positions of every preset and move rule (a fixed-
+    /// seed LCG picks deals and moves): what the searches compute without
+    /// playing a move, or by a way of their own, against playing it. These
+    /// run in release builds too, where the searches' debug checks of the
+    /// same do not.
+    fn sample_positions() -> Vec<Board> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) as usize
+        };
+        let rules = [
+            crate::variant::MoveRule::Single,
+            crate::variant::MoveRule::Product,
+            crate::variant::MoveRule::Doubling,
+            crate::variant::MoveRule::Unlimited,
+        ];
+        let mut out = Vec::new();
+        for preset in crate::variant::Preset::ALL {
+            for (r, &rule) in rules.iter().enumerate() {
+                for cells in [1u8, 3, 4] {
+                    let mut v = Variant::preset(preset).with_move_rule(rule);
+                    if v.dealt_to_cells == 0 {
+                        v = v.with_cells(cells);
+                    }
+                    let mut b = Board::deal(1 + (next() % 100_000) as u64 + r as u64, v).unwrap();
+                    for step in 0..120 {
+                        let moves = b.legal_moves();
+                        if moves.is_empty() {
+                            break;
+                        }
+                        b.apply_checked(moves[next() % moves.len()]).unwrap();
+                        if step % 4 == 0 {
+                            let mut c = b.clone();
+                            c.rehash();
+                            out.push(c);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn generators_of_their_own_agree_with_the_shared_one() {
+        let boards = sample_positions();
+        assert!(boards.len() > 500, "{} positions", boards.len());
+        for b in boards {
+            let runs = b.runs();
+            let (mut fast, mut want) = (Vec::new(), Vec::new());
+            b.gen_moves_fast::<true>(&mut fast, runs);
+            b.gen_moves_inner(&mut want, false, true, Some(runs));
+            assert_eq!(fast, want, "pruned, {b:?}");
+            fast.clear();
+            want.clear();
+            b.gen_moves_fast::<false>(&mut fast, runs);
+            b.gen_moves_inner(&mut want, false, false, Some(runs));
+            assert_eq!(fast, want, "all, {b:?}");
+        }
+    }
+
+    #[test]
+    fn unplayed_children_match_played_ones() {
+        for b in sample_positions() {
+            let mut n = b.clone();
+            n.set_narrow(true);
+            let mut moves = Vec::new();
+            b.gen_moves(&mut moves, true);
+            for &m in &moves {
+                if m.to == Loc::Foundation {
+                    continue;
+                }
+                let mut played = b.clone();
+                played.apply(m);
+                let (fp, ha, hd) = b.wide_after(m);
+                assert_eq!(fp, played.fingerprint(), "{m:?} {b:?}");
+                let (nfp, nha, nhd) = n.narrow_after(m);
+                let mut np = n.clone();
+                np.apply(m);
+                assert_eq!(nfp, np.fingerprint() as u64, "{m:?}");
+                if let Loc::Column(a) = m.from {
+                    assert_eq!(
+                        (ha, nha),
+                        (
+                            played.column_hash(a as usize) as u64,
+                            played.column_hash(a as usize) as u64
+                        )
+                    );
+                }
+                if let Loc::Column(d) = m.to {
+                    assert_eq!(
+                        (hd, nhd),
+                        (
+                            played.column_hash(d as usize) as u64,
+                            played.column_hash(d as usize) as u64
+                        )
+                    );
+                }
+                for eager in [false, true] {
+                    let mut c = b.clone();
+                    c.autoplay_with(&mut Vec::new(), eager);
+                    if c != b {
+                        continue; // not at the fixpoint of this rule
+                    }
+                    c.apply(m);
+                    let moved = c.autoplay_after(&mut Vec::new(), m, eager) > 0;
+                    assert_eq!(b.exposes_home(m, eager), moved, "{m:?} eager {eager}");
+                }
+            }
+            // Parks: k cards to the cells, the card under them onto a column.
+            for c in 0..b.ncols() {
+                for k in 1..=(b.empty_cells() as usize).min(b.column_len(c).saturating_sub(1)) {
+                    let x = Card(b.column(c)[b.column_len(c) - 1 - k]);
+                    for d in (0..b.ncols()).filter(|&d| d != c) {
+                        if !b.top(d).is_some_and(|t| b.variant().builds_on(x, t)) {
+                            continue;
+                        }
+                        let mut played = n.clone();
+                        for _ in 0..k {
+                            let cell = (0..played.ncells())
+                                .find(|&i| played.cell(i).is_none())
+                                .unwrap();
+                            played.apply(Move::new(Loc::Column(c as u8), Loc::Cell(cell as u8), 1));
+                        }
+                        played.apply(Move::new(Loc::Column(c as u8), Loc::Column(d as u8), 1));
+                        let (fp, hc, hd) = n.narrow_after_park(c, k, d);
+                        assert_eq!(fp, played.fingerprint() as u64);
+                        assert_eq!(hc, played.column_hash(c) as u64);
+                        assert_eq!(hd, played.column_hash(d) as u64);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn automatic_moves_in_any_order_reach_the_same_position() {
+        for b in sample_positions() {
+            for eager in [false, true] {
+                let (mut q, mut o) = (b.clone(), b.clone());
+                let (mut lq, mut lo) = (Vec::new(), Vec::new());
+                let nq = q.autoplay_quick(&mut lq, eager);
+                let no = o.autoplay_with(&mut lo, eager);
+                assert_eq!(q, o);
+                assert_eq!(nq, no);
+                assert_eq!(q.fingerprint(), o.fingerprint());
+                q.undo_autoplay(&mut lq, nq);
+                assert_eq!(q, b);
+            }
+        }
+    }
+
+    #[test]
+    fn column_of_and_narrow_unpacking() {
+        let boards = sample_positions();
+        // Unpacked one after another into one narrow board, which keeps
+        // what it can of the columns it holds.
+        let mut scratch = boards[0].clone();
+        scratch.set_narrow(true);
+        for b in &boards {
+            for card in 0..52u8 {
+                let naive = (0..b.ncols()).find(|&i| b.column(i).contains(&card));
+                assert_eq!(b.column_of(Card(card)), naive, "{card} {b:?}");
+            }
+            if b.variant() != scratch.variant() {
+                scratch = b.clone();
+                scratch.set_narrow(true);
+                continue;
+            }
+            scratch.unpack_into(&b.pack());
+            let mut fresh = b.clone();
+            fresh.set_narrow(true);
+            assert_eq!(&scratch, b);
+            assert_eq!(scratch.fingerprint() as u64, fresh.fingerprint() as u64);
+            for i in 0..b.ncols() {
+                assert_eq!(scratch.column_hash(i) as u64, fresh.column_hash(i) as u64);
+            }
+        }
+    }
 }
