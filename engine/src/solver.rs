@@ -2687,6 +2687,11 @@ mod tests {
     /// Exhaustive search over single-card moves, with or without the safe
     /// automatic moves; `None` when it needs more than `cap` positions.
     fn exhaustive(start: &Board, autos: bool, cap: usize) -> Option<bool> {
+        reachable(start, autos, cap).map(|(won, _)| won)
+    }
+
+    /// `exhaustive`, and how many positions it stored.
+    fn reachable(start: &Board, autos: bool, cap: usize) -> Option<(bool, usize)> {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![start.clone()];
         let mut log = Vec::new();
@@ -2696,7 +2701,7 @@ mod tests {
                 b.autoplay(&mut log);
             }
             if b.is_won() {
-                return Some(true);
+                return Some((true, seen.len()));
             }
             if !seen.insert(b.canonical_key()) {
                 continue;
@@ -2714,24 +2719,20 @@ mod tests {
                 }
             }
         }
-        Some(false)
+        Some((false, seen.len()))
     }
 
-    /// The safe automatic foundation moves never change whether a position
-    /// can be won: on positions from late in real games, with few cells so
-    /// that both verdicts occur, exhaustive single-card searches with and
-    /// without them agree.
-    #[test]
-    fn auto_moves_keep_verdicts() {
-        let (mut compared, mut won, mut lost) = (0, 0, 0);
-        for deal in 1..=120u64 {
-            let full = Variant::default().with_move_rule(MoveRule::Single);
-            let b = Board::deal(deal, full).unwrap();
-            let r = solve(&b, &Limits::default());
-            let sol = r.solution.unwrap();
+    /// Positions from late in real games (deals `deals`, walked part of the
+    /// way along a solution without automatic moves past the cut, so they
+    /// keep cards that could go home), in `v` with 0, 1 and 2 cells: small
+    /// enough to search exhaustively, and both won and lost ones occur.
+    fn late_positions(v: Variant, deals: std::ops::RangeInclusive<u64>) -> Vec<Board> {
+        let single = Variant::default().with_move_rule(MoveRule::Single);
+        let mut out = Vec::new();
+        for deal in deals {
+            let b = Board::deal(deal, single).unwrap();
+            let sol = solve(&b, &Limits::default()).solution.unwrap();
             for percent in [25usize, 35, 45, 55, 65, 80] {
-                // Walk part of the way along the solution, without autos
-                // past the cut, so the position keeps cards autoplay moves.
                 let mut p = b.clone();
                 for &m in &sol.moves[..sol.moves.len() * percent / 100] {
                     p.apply(m);
@@ -2745,22 +2746,32 @@ mod tests {
                         .map(|i| p.column(i).iter().map(|&c| Card(c)).collect())
                         .collect();
                     let slots: Vec<Option<Card>> = occupied.iter().map(|&c| Some(c)).collect();
-                    let q =
-                        Board::from_parts(full.with_cells(cells), &cols, &slots, p.foundations())
-                            .unwrap();
-                    let (Some(a), Some(b)) =
-                        (exhaustive(&q, true, 40_000), exhaustive(&q, false, 40_000))
-                    else {
-                        continue;
-                    };
-                    assert_eq!(a, b, "deal {deal} cells {cells}:\n{q}");
-                    compared += 1;
-                    if a {
-                        won += 1;
-                    } else {
-                        lost += 1;
-                    }
+                    let q = Board::from_parts(v.with_cells(cells), &cols, &slots, p.foundations());
+                    out.push(q.unwrap());
                 }
+            }
+        }
+        out
+    }
+
+    /// The safe automatic foundation moves never change whether a position
+    /// can be won: on late positions with few cells, exhaustive single-card
+    /// searches with and without them agree.
+    #[test]
+    fn auto_moves_keep_verdicts() {
+        let (mut compared, mut won, mut lost) = (0, 0, 0);
+        let single = Variant::default().with_move_rule(MoveRule::Single);
+        for q in late_positions(single, 1..=120) {
+            let (Some(a), Some(b)) = (exhaustive(&q, true, 40_000), exhaustive(&q, false, 40_000))
+            else {
+                continue;
+            };
+            assert_eq!(a, b, "{q}");
+            compared += 1;
+            if a {
+                won += 1;
+            } else {
+                lost += 1;
             }
         }
         eprintln!("auto-move verdicts compared: {compared} ({won} won, {lost} lost)");
@@ -2768,6 +2779,28 @@ mod tests {
             compared >= 40 && won >= 10 && lost >= 10,
             "{compared} {won} {lost}"
         );
+    }
+
+    /// The complete search, multi-card moves and all (as shorthand) and the
+    /// moves its generator leaves out (`Board::gen_moves_with_runs`), proves
+    /// a lost position only after storing exactly the positions an
+    /// exhaustive single-card search reaches.
+    #[test]
+    fn a_proof_stores_every_reachable_position() {
+        let mut compared = 0;
+        for rule in [MoveRule::Product, MoveRule::Doubling] {
+            let v = Variant::default().with_move_rule(rule);
+            for q in late_positions(v, 1..=120) {
+                let Some((false, n)) = reachable(&q, true, 40_000) else {
+                    continue;
+                };
+                let r = dfs_with(&q, &Limits::default(), u64::MAX, &WEIGHTS);
+                assert_eq!(r.outcome, Outcome::Unsolvable, "{q}");
+                assert_eq!(r.stats.stored, n as u64, "{rule:?}\n{q}");
+                compared += 1;
+            }
+        }
+        assert!(compared >= 20, "{compared}");
     }
 
     #[test]
