@@ -1726,13 +1726,12 @@ impl Board {
     fn gen_moves_fast<const PRUNED: bool>(&self, out: &mut Vec<Move>, runs: u64) {
         let v = self.variant;
         let (nc, ncells) = (self.ncols(), self.ncells());
-        // Per card code, the columns whose top card it builds on; the
-        // suits that build on each suit (a card of rank r only on one of
-        // rank r + 1).
-        let mut onto_cols = [0u16; 64];
-        // (The table's entry for a two of each suit, read as suits.)
-        let tw = v.builds_on_table();
-        let under: [u8; 4] = std::array::from_fn(|suit| (tw[4 + suit] & 15) as u8);
+        // The columns' top cards, as a bit set and by column; the columns
+        // a card builds on are then found from the cards it may go onto
+        // (`Variant::parents_table`: at most two are tops).
+        let parents = v.parents_table();
+        let mut tops = 0u64;
+        let mut top_col = [0u8; 64];
         let mut empty_mask = 0u16;
         for i in 0..nc {
             let l = self.lens[i] as usize;
@@ -1749,15 +1748,18 @@ impl Board {
                     1 | ((suit as u8) << 4),
                 ));
             }
-            if r > 0 {
-                let below = (t & !3) - 4;
-                let mut u = under[suit];
-                while u != 0 {
-                    onto_cols[((below + u.trailing_zeros() as u8) & 63) as usize] |= 1 << i;
-                    u &= u - 1;
-                }
-            }
+            tops |= 1 << (t & 63);
+            top_col[(t & 63) as usize] = i as u8;
         }
+        let onto_cols = |c: u8| -> u16 {
+            let mut p = parents[(c & 63) as usize] & tops;
+            let mut m = 0u16;
+            while p != 0 {
+                m |= 1 << top_col[p.trailing_zeros() as usize];
+                p &= p - 1;
+            }
+            m
+        };
         let mut empty_cells = 0u32;
         let mut first_empty_cell = 0u8;
         for i in 0..ncells {
@@ -1797,11 +1799,11 @@ impl Board {
             let mut mask = 0u16;
             if PRUNED {
                 if run == 1 || run <= limit_onto {
-                    mask = onto_cols[(col[(len - run) & (COL_CAP - 1)] & 63) as usize];
+                    mask = onto_cols(col[(len - run) & (COL_CAP - 1)]);
                 }
             } else {
                 for k in 1..=run.min(limit_onto.max(1)) {
-                    let mut p = onto_cols[(col[(len - k) & (COL_CAP - 1)] & 63) as usize];
+                    let mut p = onto_cols(col[(len - k) & (COL_CAP - 1)]);
                     mask |= p;
                     while p != 0 {
                         onto[p.trailing_zeros() as usize] = k as u8;
@@ -1861,7 +1863,7 @@ impl Board {
             if c == NO_CARD {
                 continue;
             }
-            let mut mask = onto_cols[(c & 63) as usize];
+            let mut mask = onto_cols(c);
             if v.fills_empty(Card(c)) {
                 mask |= empty_dst;
             }

@@ -250,6 +250,18 @@ impl Variant {
         }
     }
 
+    /// The transpose of `builds_on_table`: bit `onto` of entry `card` is set
+    /// when `card` may go onto `onto` (a card of rank r onto one of rank
+    /// r + 1).
+    #[inline]
+    pub fn parents_table(self) -> &'static [u64; 64] {
+        match self.build {
+            Build::Alternate => &PARENTS[0],
+            Build::Suit => &PARENTS[1],
+            Build::Any => &PARENTS[2],
+        }
+    }
+
     /// May `card` be the deepest card of an empty column?
     #[inline]
     pub fn fills_empty(self, card: crate::card::Card) -> bool {
@@ -278,6 +290,28 @@ impl Variant {
         }
     }
 }
+
+/// `Variant::parents_table` for each build rule, in `Build` order: the
+/// transpose of `BUILDS_ON`.
+static PARENTS: [[u64; 64]; 3] = {
+    let mut t = [[0u64; 64]; 3];
+    let mut k = 0;
+    while k < 3 {
+        let mut onto = 0;
+        while onto < 64 {
+            let mut card = 0;
+            while card < 64 {
+                if BUILDS_ON[k][onto] >> card & 1 != 0 {
+                    t[k][card] |= 1 << onto;
+                }
+                card += 1;
+            }
+            onto += 1;
+        }
+        k += 1;
+    }
+    t
+};
 
 /// `Variant::builds_on_table` for each build rule, in `Build` order.
 static BUILDS_ON: [[u64; 64]; 3] = {
@@ -310,6 +344,23 @@ static BUILDS_ON: [[u64; 64]; 3] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parents_table_is_the_transpose() {
+        for p in Preset::ALL {
+            let v = Variant::preset(p);
+            let (t, up) = (v.builds_on_table(), v.parents_table());
+            for onto in 0..64 {
+                for card in 0..64 {
+                    assert_eq!(
+                        t[onto] >> card & 1,
+                        up[card] >> onto & 1,
+                        "{p:?} {card} {onto}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn builds_on_table_agrees() {
