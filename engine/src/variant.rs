@@ -350,13 +350,9 @@ mod tests {
         for p in Preset::ALL {
             let v = Variant::preset(p);
             let (t, up) = (v.builds_on_table(), v.parents_table());
-            for onto in 0..64 {
-                for card in 0..64 {
-                    assert_eq!(
-                        t[onto] >> card & 1,
-                        up[card] >> onto & 1,
-                        "{p:?} {card} {onto}"
-                    );
+            for (onto, &cards) in t.iter().enumerate() {
+                for (card, &ontos) in up.iter().enumerate() {
+                    assert_eq!(cards >> card & 1, ontos >> onto & 1, "{p:?} {card} {onto}");
                 }
             }
         }
