@@ -1660,6 +1660,12 @@ impl Board {
             }
         }
         // Cell to column (destinations by the same lookup).
+        let movable = self.movable_cards(
+            runs[..nc]
+                .iter()
+                .enumerate()
+                .fold(0, |r, (i, &n)| r | (n as u64) << (4 * i)),
+        );
         for i in 0..ncells {
             let c = self.cells[i];
             if c == NO_CARD {
@@ -1667,7 +1673,9 @@ impl Board {
             }
             let c = Card(c);
             let mut mask = parents(c);
-            if v.fills_empty(c) && !(pruned && mask != 0) {
+            let takes_none =
+                || (0..52u8).all(|x| !v.builds_on(Card(x), c) || movable & 1 << x == 0);
+            if v.fills_empty(c) && !(pruned && (mask != 0 || takes_none())) {
                 mask |= empty_dst;
             }
             while mask != 0 {
@@ -1701,19 +1709,46 @@ impl Board {
         }
     }
 
+    /// The cards that could go onto a column's new top card: the base of
+    /// each column's top run (`runs`, as `Board::runs`) and the cards in
+    /// the cells, as a bit set over card codes.
+    #[inline]
+    fn movable_cards(&self, runs: u64) -> u64 {
+        let mut m = 0u64;
+        for j in 0..self.ncols() {
+            let l = self.lens[j] as usize;
+            if l > 0 {
+                let r = ((runs >> (4 * j)) & 15) as usize;
+                m |= 1 << (self.cols[j][(l - r) & (COL_CAP - 1)] & 63);
+            }
+        }
+        for &x in &self.cells[..self.ncells()] {
+            if x != NO_CARD {
+                m |= 1 << (x & 63);
+            }
+        }
+        m
+    }
+
     /// The moves the heuristic phase tries: `gen_moves_with_runs` minus
     /// moves that break a run (part of a run onto another column, the top
     /// card of a run to a cell) and partial runs into an empty column other
     /// than a single card (itself only while no cell is free) and as much
-    /// as fits; and free space (a cell, an empty column) is spent only on a
-    /// card or a whole run that can go onto no column. Incomplete on
+    /// as fits; free space (a cell, an empty column) is spent only on a
+    /// card or a whole run that can go onto no column; and a card leaves a
+    /// cell for an empty column only if some card could then go onto it
+    /// (the base of a column's top run, or a card in a cell). Incomplete on
     /// purpose: the complete search uses `gen_moves_with_runs`.
     ///
     /// The free-space rule (session 14) leaves out the moves a player would
     /// not make while a column takes the same cards: MS 1..32000 with 4
     /// cells 5.995 M -> 5.904 M positions expanded, 32001..64000 6.103 M ->
     /// 5.898 M, 500001..532000 6.227 M -> 5.955 M; 3 cells MS 1..4000
-    /// 6.03 M -> 5.72 M; and fewer children for each. The run lengths are given (`runs`, or `runs_after` from
+    /// 6.03 M -> 5.72 M; and fewer children for each. The rule for a
+    /// card leaving a cell for an empty column (session 14) keeps that
+    /// column for a card that starts a new run there: 4 cells 5.904 M ->
+    /// 4.949 M, 5.898 M -> 5.095 M and 5.955 M -> 4.969 M on the same
+    /// ranges; 3 cells 5.72 M -> 5.35 M; 5 cells MS 1..8000 632 k -> 563 k. The run lengths are given (`runs`, or `runs_after` from
     /// the previous position's).
     ///
     /// The same moves in the same order as the shared generator
@@ -1877,15 +1912,24 @@ impl Board {
                 }
             }
         }
-        // Cell to column.
+        // Cell to column. Pruned: into an empty column only a card that can
+        // go onto no column and that some card could then go onto: the base
+        // of a column's top run, or a card in a cell (`gen_moves_pruned`).
+        let movable = if PRUNED && empty_dst != 0 {
+            self.movable_cards(runs)
+        } else {
+            0
+        };
+        let builds = v.builds_on_table();
         for i in 0..ncells {
             let c = self.cells[i];
             if c == NO_CARD {
                 continue;
             }
             let mut mask = onto_cols(c);
-            // (Pruned: into an empty column only if onto no column.)
-            if v.fills_empty(Card(c)) && !(PRUNED && mask != 0) {
+            if v.fills_empty(Card(c))
+                && !(PRUNED && (mask != 0 || builds[(c & 63) as usize] & movable == 0))
+            {
                 mask |= empty_dst;
             }
             while mask != 0 {
