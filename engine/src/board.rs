@@ -1589,6 +1589,12 @@ impl Board {
         } else {
             0
         };
+        let movable = self.movable_cards(
+            runs[..nc]
+                .iter()
+                .enumerate()
+                .fold(0, |r, (i, &n)| r | (n as u64) << (4 * i)),
+        );
         // Moves are emitted by source, then destination.
         // The columns whose top card `c` builds on, as a bit set.
         let parents = |c: Card| -> u16 { onto_cols[c.0 as usize] };
@@ -1645,6 +1651,9 @@ impl Board {
                         if pruned && k == run && mask != 0 {
                             continue; // the whole run can go onto a column
                         }
+                        if pruned && k == 1 && k < len && !self.exposes_a_use(src, movable) {
+                            continue;
+                        }
                         if cell_first && k == 1 && empty_cells > 0 {
                             continue;
                         }
@@ -1660,12 +1669,6 @@ impl Board {
             }
         }
         // Cell to column (destinations by the same lookup).
-        let movable = self.movable_cards(
-            runs[..nc]
-                .iter()
-                .enumerate()
-                .fold(0, |r, (i, &n)| r | (n as u64) << (4 * i)),
-        );
         for i in 0..ncells {
             let c = self.cells[i];
             if c == NO_CARD {
@@ -1730,6 +1733,24 @@ impl Board {
         m
     }
 
+    /// Whether taking the top card off column `src` (which has another
+    /// card under it) gives the card under it a use: it can go home, or
+    /// onto another column's top, or some card of `movable`
+    /// (`movable_cards`) other than the one taken off could go onto it.
+    fn exposes_a_use(&self, src: usize, movable: u64) -> bool {
+        let (col, len) = (&self.cols[src], self.lens[src] as usize);
+        let (top, under) = (col[len - 1], Card(col[len - 2]));
+        if self.can_found(under) {
+            return true;
+        }
+        let v = self.variant;
+        let onto_column = (0..self.ncols())
+            .filter_map(|j| self.top(j))
+            .any(|t| v.builds_on(under, t));
+        let takes = v.builds_on_table()[under.0 as usize] & movable & !(1 << top);
+        onto_column || takes != 0
+    }
+
     /// The moves the heuristic phase tries: `gen_moves_with_runs` minus
     /// moves that break a run (part of a run onto another column, the top
     /// card of a run to a cell) and partial runs into an empty column other
@@ -1737,7 +1758,9 @@ impl Board {
     /// as fits; free space (a cell, an empty column) is spent only on a
     /// card or a whole run that can go onto no column; and a card leaves a
     /// cell for an empty column only if some card could then go onto it
-    /// (the base of a column's top run, or a card in a cell). Incomplete on
+    /// (the base of a column's top run, or a card in a cell); and a single
+    /// card goes into an empty column (while no cell is free) only if that
+    /// gives the card under it a use (`exposes_a_use`). Incomplete on
     /// purpose: the complete search uses `gen_moves_with_runs`.
     ///
     /// The free-space rule (session 14) leaves out the moves a player would
@@ -1748,7 +1771,11 @@ impl Board {
     /// card leaving a cell for an empty column (session 14) keeps that
     /// column for a card that starts a new run there: 4 cells 5.904 M ->
     /// 4.949 M, 5.898 M -> 5.095 M and 5.955 M -> 4.969 M on the same
-    /// ranges; 3 cells 5.72 M -> 5.35 M; 5 cells MS 1..8000 632 k -> 563 k. The run lengths are given (`runs`, or `runs_after` from
+    /// ranges; 3 cells 5.72 M -> 5.35 M; 5 cells MS 1..8000 632 k -> 563 k.
+    /// The rule for a single card into an empty column: 4 cells 4.949 M ->
+    /// 4.716 M, 5.095 M -> 4.682 M, 4.969 M -> 4.697 M; 3 cells MS 1..4000
+    /// 5.35 M -> 4.58 M, 4001..8000 25.1 M -> 24.3 M; 2 cells MS 1..400
+    /// 82.2 M -> 30.3 M, 401..700 4.93 M -> 5.09 M; 1 cell MS 1..100 -6 %. The run lengths are given (`runs`, or `runs_after` from
     /// the previous position's).
     ///
     /// The same moves in the same order as the shared generator
@@ -1835,6 +1862,13 @@ impl Board {
         };
         // One empty column stands for all (the same canonical position).
         let empty_dst = empty_mask & empty_mask.wrapping_neg();
+        // Pruned: the cards that could go onto a card put into an empty
+        // column (`gen_moves_pruned`).
+        let movable = if PRUNED && empty_dst != 0 {
+            self.movable_cards(runs)
+        } else {
+            0
+        };
         for src in 0..nc {
             let len = self.lens[src] as usize;
             if len == 0 {
@@ -1882,10 +1916,11 @@ impl Board {
                     let first = if empty_cells > 0 { 2 } else { 1 };
                     if PRUNED {
                         let whole_elsewhere = mask != 0 && lim == run;
-                        let ks = [
-                            (first == 1 && !(whole_elsewhere && run == 1), 1),
-                            (lim > 1 && !whole_elsewhere, lim),
-                        ];
+                        let one = first == 1
+                            && len > 1
+                            && !(whole_elsewhere && run == 1)
+                            && self.exposes_a_use(src, movable);
+                        let ks = [(one, 1), (lim > 1 && !whole_elsewhere, lim)];
                         for (wanted, k) in ks {
                             if wanted
                                 && k != len
@@ -1915,11 +1950,6 @@ impl Board {
         // Cell to column. Pruned: into an empty column only a card that can
         // go onto no column and that some card could then go onto: the base
         // of a column's top run, or a card in a cell (`gen_moves_pruned`).
-        let movable = if PRUNED && empty_dst != 0 {
-            self.movable_cards(runs)
-        } else {
-            0
-        };
         let builds = v.builds_on_table();
         for i in 0..ncells {
             let c = self.cells[i];
