@@ -1230,7 +1230,10 @@ fn undo_park(b: &mut Board, log: &mut Vec<Move>, subs: &[(Move, usize)]) {
 
 /// Appends the parks of `b`: for each column card under k cards (k at most
 /// the free cells), one to the foundation if it is a suit's next card and
-/// one per other column whose top card it builds on.
+/// one per other column whose top card it builds on; none from a column
+/// whose top card could go onto another column instead of a cell (session
+/// 14: 3 cells MS 1..4000 4.58 M -> 4.35 M expansions; 4 cells within
+/// 0.4 % either way, 1.3 % fewer instructions).
 fn gen_parks(b: &Board, out: &mut Vec<Move>) {
     let free = b.empty_cells() as usize;
     if free == 0 {
@@ -1256,6 +1259,11 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
     for c in 0..b.ncols() {
         let col = b.column(c);
         let len = col.len();
+        // Free space only for a card that can go onto no column (as in
+        // `Board::gen_moves_pruned`): the column's top card is parked first.
+        if len > 1 && onto[col[len - 1] as usize] & !(1 << c) != 0 {
+            continue;
+        }
         for k in 1..=free.min(len.saturating_sub(1)) {
             let x = col[len - 1 - k];
             if (need >> x) & 1 != 0 {
