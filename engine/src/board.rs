@@ -1296,23 +1296,13 @@ impl Board {
     /// eligible, so the full scan runs only when that card is.
     ///
     /// The automatic moves are played in any order (`autoplay_quick`): the
-    /// position reached is the same (see there). `autoplay_after_ordered`
-    /// plays them in `autoplay_with`'s order, for a solution's write-out.
+    /// position reached is the same (see there).
     #[inline]
     pub fn autoplay_after(&mut self, log: &mut Vec<Move>, m: Move, eager: bool) -> usize {
         if !self.may_autoplay_after(m, eager) {
             return 0;
         }
         self.autoplay_quick(log, eager)
-    }
-
-    /// `autoplay_after`, the moves in `autoplay_with`'s order.
-    #[inline]
-    pub fn autoplay_after_ordered(&mut self, log: &mut Vec<Move>, m: Move, eager: bool) -> usize {
-        if !self.may_autoplay_after(m, eager) {
-            return 0;
-        }
-        self.autoplay_with(log, eager)
     }
 
     /// Whether a card can go home after `m`, from a position at the

@@ -1456,7 +1456,7 @@ impl BestFirst {
         // The visited sets keep 64 bits (`Seen`).
         b.set_narrow(true);
         let mut log = Vec::new();
-        b.autoplay_with(&mut log, cfg.eager);
+        b.autoplay_quick(&mut log, cfg.eager);
         // Most deals need a few hundred expansions: start with room for
         // them rather than growing the tables through many small sizes.
         // Most deals store a few hundred positions: the set starts at a
@@ -2263,11 +2263,11 @@ fn undoes(prev: Move, m: Move) -> bool {
 fn path_fingerprints(start: &Board, moves: &[Move], eager: bool) -> Vec<u128> {
     let mut b = start.clone();
     let mut log = Vec::new();
-    b.autoplay_with(&mut log, eager);
+    b.autoplay_quick(&mut log, eager);
     let mut fps = vec![b.fingerprint()];
     for &m in moves {
         b.apply(m);
-        b.autoplay_with(&mut log, eager);
+        b.autoplay_quick(&mut log, eager);
         fps.push(b.fingerprint());
     }
     fps
@@ -2281,7 +2281,7 @@ pub fn shorten(start: &Board, moves: &[Move], eager: bool) -> Vec<Move> {
         fps.iter().enumerate().map(|(i, &f)| (f, i)).collect();
     let mut b = start.clone();
     let mut log = Vec::new();
-    b.autoplay_with(&mut log, eager);
+    b.autoplay_quick(&mut log, eager);
     let mut out = Vec::new();
     let mut i = 0;
     let mut gen = Vec::new();
@@ -2295,7 +2295,7 @@ pub fn shorten(start: &Board, moves: &[Move], eager: bool) -> Vec<Move> {
         let mut best = (i, None);
         for &m in &gen {
             b.apply(m);
-            let n = b.autoplay_with(&mut log, eager);
+            let n = b.autoplay_quick(&mut log, eager);
             if let Some(&j) = index.get(&b.fingerprint()) {
                 if j > best.0 {
                     best = (j, Some(m));
@@ -2308,7 +2308,7 @@ pub fn shorten(start: &Board, moves: &[Move], eager: bool) -> Vec<Move> {
             .1
             .expect("a path step is always among the generated moves");
         b.apply(m);
-        b.autoplay_with(&mut log, eager);
+        b.autoplay_quick(&mut log, eager);
         out.push(m);
         i = best.0;
     }
@@ -2335,8 +2335,8 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
                           single: &mut Option<u32>| {
         log.clear();
         let n = match after {
-            Some(m) => b.autoplay_after_ordered(&mut log, m, eager),
-            None => b.autoplay_with(&mut log, eager),
+            Some(m) => b.autoplay_after(&mut log, m, eager),
+            None => b.autoplay_quick(&mut log, eager),
         };
         // A foundation move's notation is its source and `h` whatever the
         // position, so they are written as played.
