@@ -539,9 +539,20 @@ pub struct Config {
 /// unchanged. The main job over MS 1..1,000,000: 205.40 M -> 197.79 M
 /// expansions. CPU: 4 cells unchanged, 3 cells -1 % to -2 %, the 740
 /// costliest 4-cell deals -13 % (its expansions cost more: it has parks).
+///
+/// Session 14 retuned the weights for its pruned moves (`gen_moves_pruned`:
+/// free space only for cards that can go onto no column, and an empty
+/// column kept for a card that starts a run there), by the same coordinate
+/// search on MS 32001..64000 with 4 cells and a cost weighting each
+/// member's expansions by its measured time per expansion: member 1 w3 4
+/// -> 5, member 2 w3 6 -> 7 and w1 0 -> 1, member 5 w1 1 -> 2 (training
+/// -7.6 %). Held out: MS 1..32000 and 500001..532000 both -5.0 % (4.697 M
+/// -> 4.479 M and 4.704 M -> 4.521 M expansions); 3 cells MS 1..4000 the
+/// same, 4001..8000 24.3 M -> 5.4 M; 5 cells +1 %, 2 cells MS 1..400
+/// +1.3 %, 1 cell MS 1..100 -4 %.
 pub const PORTFOLIO: [Config; 5] = [
     Config {
-        weights: [6, 0, 1, 4, 6, 1, 0, 0],
+        weights: [6, 0, 1, 5, 6, 1, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 0,
@@ -549,7 +560,7 @@ pub const PORTFOLIO: [Config; 5] = [
         join: 0,
     },
     Config {
-        weights: [5, 0, 1, 6, 10, 1, 0, 0],
+        weights: [5, 1, 1, 7, 10, 1, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 1,
@@ -573,7 +584,7 @@ pub const PORTFOLIO: [Config; 5] = [
         join: 0,
     },
     Config {
-        weights: [4, 1, 1, 6, 10, 1, 0, 0],
+        weights: [4, 2, 1, 6, 10, 1, 0, 0],
         pruned: true,
         eager: true,
         depth_weight: 1,
@@ -2683,12 +2694,14 @@ mod tests {
 
     #[test]
     fn a_dry_portfolio_gives_the_complete_search_the_larger_share() {
-        // On 16129 with 3 cells the members run dry early but for one; with
+        // On 18356 with 3 cells the members run dry early but for one; with
         // the larger share (`DRY_FACTOR`) the proof ends before the last
-        // member has spent its turns: 3,641 expansions in all, 4,436 without.
-        let r = run(16129, 3);
+        // member has spent its turns: 8,727 expansions in all, 10,058
+        // without (session 14; until its move rules, 16129: 3,641 and
+        // 4,436, now 4,189 and 4,196).
+        let r = run(18356, 3);
         assert_eq!(r.outcome, Outcome::Unsolvable);
-        assert!(r.stats.expanded < 3_800, "{}", r.stats.expanded);
+        assert!(r.stats.expanded < 9_400, "{}", r.stats.expanded);
         assert!(0 < r.stats.proof_expanded && r.stats.proof_expanded < r.stats.expanded);
     }
 
