@@ -1256,14 +1256,14 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
     // rank r only on one of rank r + 1), from the tops once. Move
     // generation fills the same table inside its own pass over the columns
     // (`Board::gen_moves_inner`); one shared function for both cost 2.6 %.
-    let mut onto = [0u16; 52];
+    let mut onto = [0u16; 64];
+    let builds = v.builds_on_table();
     for d in 0..b.ncols() {
-        if let Some(t) = b.top(d).filter(|t| t.rank() > 0) {
-            for u in 0..4 {
-                let x = Card::new(t.rank() - 1, u);
-                if v.builds_on(x, t) {
-                    onto[x.0 as usize] |= 1 << d;
-                }
+        if let Some(t) = b.top(d) {
+            let mut x = builds[t.0 as usize];
+            while x != 0 {
+                onto[x.trailing_zeros() as usize] |= 1 << d;
+                x &= x - 1;
             }
         }
     }
@@ -1272,7 +1272,7 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
         let len = col.len();
         // Free space only for a card that can go onto no column (as in
         // `Board::gen_moves_pruned`): the column's top card is parked first.
-        if len > 1 && onto[col[len - 1] as usize] & !(1 << c) != 0 {
+        if len > 1 && onto[(col[len - 1] & 63) as usize] & !(1 << c) != 0 {
             continue;
         }
         for k in 1..=free.min(len.saturating_sub(1)) {
@@ -1284,7 +1284,7 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
                     k as u8,
                 ));
             }
-            let mut dst = onto[x as usize] & !(1 << c);
+            let mut dst = onto[(x & 63) as usize] & !(1 << c);
             while dst != 0 {
                 let d = dst.trailing_zeros() as u8;
                 dst &= dst - 1;
