@@ -107,11 +107,18 @@ impl FpSet {
     #[inline(never)]
     fn grow(&mut self) {
         let mut bigger = FpSet::with_capacity(self.slots.len());
+        // Every key is new there and the table has room: each goes to the
+        // first empty slot from its own, without the checks of `insert`.
         for &k in &self.slots {
             if k != 0 {
-                bigger.insert(k);
+                let mut i = (k >> bigger.shift) as usize;
+                while bigger.slots[i] != 0 {
+                    i = (i + 1) & bigger.mask;
+                }
+                bigger.slots[i] = k;
             }
         }
+        bigger.len = self.len;
         bigger.has_zero = self.has_zero;
         *self = bigger;
     }
