@@ -1742,31 +1742,24 @@ impl Board {
     }
 
     /// The moves the heuristic phase tries: `gen_moves_with_runs` minus
-    /// moves that break a run (part of a run onto another column, the top
-    /// card of a run to a cell) and partial runs into an empty column other
-    /// than a single card (itself only while no cell is free) and as much
-    /// as fits; free space (a cell, an empty column) is spent only on a
-    /// card or a whole run that can go onto no column; and a card leaves a
-    /// cell for an empty column only if some card could then go onto it
-    /// (the base of a column's top run, or a card in a cell); and a single
-    /// card goes into an empty column (while no cell is free) only if that
-    /// gives the card under it a use (`exposes_a_use`). Incomplete on
-    /// purpose: the complete search uses `gen_moves_with_runs`.
+    /// - moves that break a run: part of a run onto another column, the top
+    ///   card of a run to a cell, and a part of a run into an empty column
+    ///   other than a single card and as much as fits;
+    /// - free space spent on cards a column would take (session 14): a card
+    ///   goes to a cell, from a cell into an empty column, or as a whole
+    ///   run into an empty column, only if it can go onto no column;
+    /// - an empty column used for nothing (session 14): a card leaves a
+    ///   cell for an empty column only if some card could then go onto it
+    ///   (the base of a column's top run or a card in a cell,
+    ///   `movable_cards`), and a single card goes into one from a column
+    ///   (which happens only while no cell is free) only if that gives the
+    ///   card under it a use (`exposes_a_use`).
     ///
-    /// The free-space rule (session 14) leaves out the moves a player would
-    /// not make while a column takes the same cards: MS 1..32000 with 4
-    /// cells 5.995 M -> 5.904 M positions expanded, 32001..64000 6.103 M ->
-    /// 5.898 M, 500001..532000 6.227 M -> 5.955 M; 3 cells MS 1..4000
-    /// 6.03 M -> 5.72 M; and fewer children for each. The rule for a
-    /// card leaving a cell for an empty column (session 14) keeps that
-    /// column for a card that starts a new run there: 4 cells 5.904 M ->
-    /// 4.949 M, 5.898 M -> 5.095 M and 5.955 M -> 4.969 M on the same
-    /// ranges; 3 cells 5.72 M -> 5.35 M; 5 cells MS 1..8000 632 k -> 563 k.
-    /// The rule for a single card into an empty column: 4 cells 4.949 M ->
-    /// 4.716 M, 5.095 M -> 4.682 M, 4.969 M -> 4.697 M; 3 cells MS 1..4000
-    /// 5.35 M -> 4.58 M, 4001..8000 25.1 M -> 24.3 M; 2 cells MS 1..400
-    /// 82.2 M -> 30.3 M, 401..700 4.93 M -> 5.09 M; 1 cell MS 1..100 -6 %. The run lengths are given (`runs`, or `runs_after` from
-    /// the previous position's).
+    /// Incomplete on purpose (the complete search uses
+    /// `gen_moves_with_runs`): these are the moves a player would not make,
+    /// and leaving them out cut the 4-cell expansions of MS 1..32000 from
+    /// 5.995 M to 4.716 M (docs/SOLVER.md, session 14). The run lengths
+    /// are given (`runs`, or `runs_after` from the previous position's).
     ///
     /// The same moves in the same order as the shared generator
     /// (`gen_moves_inner` with `pruned`, which debug builds compare), by a
