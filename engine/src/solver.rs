@@ -2405,6 +2405,16 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
 /// The number of single-card moves `expand_move` writes `m` as, counted
 /// without building them.
 fn expansion_len(b: &Board, m: Move) -> Option<u32> {
+    // Through the cells alone (`Plan::run`'s first case): each card but
+    // the last to a cell and back, the last one straight.
+    let k = m.count as u32;
+    if matches!((m.from, m.to), (Loc::Column(_), Loc::Column(_))) && k <= b.empty_cells() + 1 {
+        debug_assert_eq!(
+            Some(2 * k.max(1) - 1),
+            expand_move(b, m).map(|x| x.len() as u32)
+        );
+        return Some(2 * k.max(1) - 1);
+    }
     let mut n = 0;
     plan_move(b, m, &mut |_| n += 1).then_some(n)
 }
