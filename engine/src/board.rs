@@ -1725,8 +1725,10 @@ impl Board {
 
     /// Whether taking the top card off column `src` (which has another
     /// card under it) gives the card under it a use: it can go home, or
-    /// onto another column's top, or some card of `movable`
-    /// (`movable_cards`) other than the one taken off could go onto it.
+    /// onto a column's top (the card taken off included, wherever it goes:
+    /// a higher card on a lower one is put right that way), or some card of
+    /// `movable` (`movable_cards`) other than the one taken off could go
+    /// onto it.
     fn exposes_a_use(&self, src: usize, movable: u64) -> bool {
         let (col, len) = (&self.cols[src], self.lens[src] as usize);
         let (top, under) = (col[len - 1], Card(col[len - 2]));
@@ -2427,6 +2429,94 @@ mod tests {
             b.gen_moves_inner(&mut want, false, false, true, Some(runs));
             assert_eq!(fast, want, "all, {b:?}");
         }
+    }
+
+    /// Every move of `gen_moves_pruned` keeps the free-space rules, checked
+    /// here from the columns and cells directly: a card goes to a cell, or
+    /// from a cell into an empty column, and a whole run into an empty
+    /// column, only if it can go onto no column; a card from a cell into an
+    /// empty column only if some top-run base or cell card could go onto
+    /// it; a single card from a column into an empty column only while no
+    /// cell is free, and only if the card under it can then go home, onto a
+    /// column's top (the moved card's too), or take a top-run base or a
+    /// cell card. Each rule leaves out some move of `gen_moves_with_runs`
+    /// on these positions.
+    #[test]
+    fn pruned_moves_keep_the_free_space_rules() {
+        let mut positions = sample_positions();
+        for deal in 1..=40 {
+            let mut b = Board::deal(deal, Variant::default()).unwrap();
+            let limits = crate::solver::Limits::default();
+            for &m in &crate::solver::solve(&b, &limits).solution.unwrap().moves {
+                b.apply(m);
+                positions.push(b.clone());
+            }
+        }
+        let mut left_out = [0usize; 4];
+        for b in positions {
+            let v = b.variant();
+            let tops: Vec<(usize, Card)> = (0..b.ncols())
+                .filter_map(|j| b.top(j).map(|t| (j, t)))
+                .collect();
+            let onto_a_column =
+                |c: Card, not: usize| tops.iter().any(|&(j, t)| j != not && v.builds_on(c, t));
+            let base = |j: usize| {
+                let col = b.column(j);
+                Card(col[col.len() - b.run_len(j)])
+            };
+            let takes = |c: Card, except: Option<Card>| {
+                (0..b.ncols())
+                    .filter(|&j| b.column_len(j) > 0)
+                    .map(base)
+                    .chain((0..b.ncells()).filter_map(|i| b.cell(i)))
+                    .any(|x| Some(x) != except && v.builds_on(x, c))
+            };
+            let runs = b.runs();
+            let (mut pruned, mut all) = (Vec::new(), Vec::new());
+            b.gen_moves_pruned(&mut pruned, runs);
+            b.gen_moves_with_runs(&mut all, runs);
+            for &m in &all {
+                let kept = pruned.contains(&m);
+                let rule = match (m.from, m.to) {
+                    (Loc::Column(a), Loc::Cell(_)) if b.run_len(a as usize) == 1 => {
+                        let c = b.top(a as usize).unwrap();
+                        Some((0, !onto_a_column(c, a as usize)))
+                    }
+                    (Loc::Cell(i), Loc::Column(d)) if b.column_len(d as usize) == 0 => {
+                        let c = b.cell(i as usize).unwrap();
+                        Some((1, !onto_a_column(c, usize::MAX) && takes(c, None)))
+                    }
+                    (Loc::Column(a), Loc::Column(d)) if b.column_len(d as usize) == 0 => {
+                        let (a, k) = (a as usize, m.count as usize);
+                        let col = b.column(a);
+                        if k == 1 && b.run_len(a) > 1 {
+                            None // a run's top card: the run-breaking rule
+                        } else if k == 1 {
+                            let under = Card(col[col.len() - 2]);
+                            // (The card moved counts as a column's top: the
+                            // one under it may go onto it in its new column.)
+                            let used = b.can_found(under)
+                                || onto_a_column(under, usize::MAX)
+                                || takes(under, Some(b.top(a).unwrap()));
+                            Some((3, b.empty_cells() == 0 && used))
+                        } else if k == b.run_len(a) {
+                            let limit_onto = v.max_run(b.empty_cells(), b.empty_columns()) as usize;
+                            Some((2, !onto_a_column(base(a), a) || (k > 1 && k > limit_onto)))
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                if let Some((r, allowed)) = rule {
+                    assert!(!kept || allowed, "rule {r}: {m:?} in {b:?}");
+                    if !kept && !allowed {
+                        left_out[r] += 1;
+                    }
+                }
+            }
+        }
+        assert!(left_out.iter().all(|&n| n > 20), "{left_out:?}");
     }
 
     /// What the searches' generators leave out of `gen_moves(false)` is a
