@@ -7,8 +7,8 @@
 //!   so they add no position a single-card search would not reach — except
 //!   under `unlimited`, where long sequence moves are the rules themselves).
 //! - The portfolio (`PORTFOLIO`): five greedy best-first searches over
-//!   pruned moves with eager automatic moves (the fifth from the 400-quota
-//!   round on), run round-robin with doubling quotas and sharing the
+//!   pruned moves with eager automatic moves (the fifth once the quota
+//!   reaches 400), run round-robin with doubling quotas and sharing the
 //!   positions they have expanded. It only ever
 //!   finds solutions; running out of positions proves nothing.
 //! - The complete search joins the rounds late (early, with a larger share,
@@ -595,8 +595,14 @@ pub const PORTFOLIO: [Config; 5] = [
         join: 400,
     },
 ];
-/// First quota (expansions per configuration); doubled every round.
-pub const PORTFOLIO_QUOTA: u64 = 200;
+/// First quota (expansions per configuration); doubled every round. 200
+/// until session 14; with its pruned moves every first quota from 150 to
+/// 350 did better on 4 cells (MS 1..32000, 32001..64000, 500001..532000,
+/// cost weighted by each member's time per expansion), and 150 and 175
+/// also on 3 and 2 cells: 150 gives -2.3 %, -0.3 %, -0.6 %; 3 cells MS
+/// 1..32000 -1.9 %, 2 cells 1..400 -6 %. (125 and 250 made single 3-cell
+/// deals explode: 3 cells +21 %.)
+pub const PORTFOLIO_QUOTA: u64 = 150;
 /// A member's turn in one of the first `STAGNATION_ROUNDS` rounds ends once
 /// its best heuristic value has not improved for `STAGNATION` expansions
 /// times the round's quota multiple (50, 100, ... 800), or at twice the
