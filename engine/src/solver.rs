@@ -1918,6 +1918,17 @@ enum DfsStep {
     Squeezed,
 }
 
+/// The most moves one position has in any variant (10 columns, 10 cells):
+/// a bound on the children an expansion of the complete search pushes.
+const MAX_CHILDREN: usize = 512;
+
+/// Bytes of the buffer `v` grows into to take `extra` more elements (Vec
+/// doubles its capacity, or takes what is needed if that is more).
+fn vec_growth<T>(v: &Vec<T>, extra: usize) -> u64 {
+    let cap = (v.capacity() * 2).max(v.len() + extra).max(4);
+    (cap * std::mem::size_of::<T>()) as u64
+}
+
 struct Search<'a> {
     started: bool,
     w: [i32; 8],
@@ -1983,14 +1994,30 @@ impl<'a> Search<'a> {
         if self.visited.len() as u64 >= self.limits.max_positions.min(soft_positions) {
             return Err(LimitKind::Positions);
         }
+        // The expansion that follows pushes a frame and up to
+        // `MAX_CHILDREN` children: what storing the position and expanding
+        // it may allocate is counted before, each growth as a new buffer
+        // while the old one still lives. (Until session 14 only the visited
+        // set was: on a deep search the frame and child stacks, unchecked,
+        // took a deal past a 1 GiB budget to 1.5 GB.)
+        let mut grown = 0;
         if self.visited.len() == self.visited.capacity() {
-            // Growing allocates the new table while the old one still lives.
+            grown += set_bytes((self.visited.capacity() * 2).max(64));
+        }
+        if self.frames.len() == self.frames.capacity() {
+            grown += vec_growth(&self.frames, 1);
+        }
+        if self.children.len() + MAX_CHILDREN > self.children.capacity() {
+            grown += vec_growth(&self.children, MAX_CHILDREN);
+        }
+        if grown > 0 {
             let now = self.bytes();
-            let grown = set_bytes((self.visited.capacity() * 2).max(64));
             if now + grown > self.limits.max_bytes.min(soft_bytes) {
                 return Err(LimitKind::Bytes);
             }
             self.stats.peak_bytes = self.stats.peak_bytes.max(now + grown);
+            self.frames.reserve(1);
+            self.children.reserve(MAX_CHILDREN);
         }
         self.visited.insert(fp);
         self.stats.stored += 1;
@@ -2012,6 +2039,7 @@ impl<'a> Search<'a> {
         let mark = self.b.dirty_mark();
         self.scratch.clear();
         self.b.gen_moves_with_runs(&mut self.scratch, runs);
+        debug_assert!(self.scratch.len() <= MAX_CHILDREN);
         let need = next_needed(&self.b.foundations());
         let prev = mv.filter(|_| autos == 0);
         // Children that send nothing home are scored from this position's
@@ -2841,6 +2869,37 @@ mod tests {
             }
         }
         assert!(compared >= 20, "{compared}");
+    }
+
+    /// The complete search counts what the expansion after a store may
+    /// allocate: here a full child stack, whose doubling alone would pass
+    /// the budget, stops the store as a byte limit; with room, the store
+    /// goes on and the stack has room for the expansion's children.
+    #[test]
+    fn storing_counts_the_stacks_an_expansion_may_grow() {
+        let b = Board::deal(1, Variant::default()).unwrap();
+        let child = std::mem::size_of::<(i32, Move, u128)>() as u64;
+        let n = 1usize << 16;
+        for (mb, ok) in [(5u64, false), (7, true)] {
+            // The stack takes n * child bytes (2 MiB); doubling, 4 MiB more.
+            let limits = Limits {
+                max_bytes: mb << 20,
+                ..Limits::default()
+            };
+            let mut s = Search::new(&b, &limits);
+            s.children = vec![(0, NO_MOVE, 0); n];
+            assert_eq!(s.children.capacity(), n);
+            let fp = s.b.fingerprint();
+            let r = s.store(fp, u64::MAX, u64::MAX);
+            assert_eq!(r.is_ok(), ok, "{mb} MiB: {r:?}");
+            if ok {
+                assert!(s.children.capacity() >= n + MAX_CHILDREN);
+                assert!(s.stats.peak_bytes >= (3 * n) as u64 * child);
+                assert!(s.stats.peak_bytes <= limits.max_bytes);
+            } else {
+                assert_eq!(r, Err(LimitKind::Bytes));
+            }
+        }
     }
 
     #[test]
