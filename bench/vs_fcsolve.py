@@ -543,6 +543,13 @@ class Bench:
 
     # -- ranges ------------------------------------------------------------
 
+    def range_repeats(self, key: str) -> int:
+        """Repeats of a whole range: --range-repeat, else 3 for ms4 (whose
+        margin is within a noisy machine's run-to-run spread) and 1 for ms3."""
+        if self.args.range_repeat:
+            return int(self.args.range_repeat)
+        return 3 if key == "ms4" and not self.args.quick else 1
+
     def workload_range(self, key: str, cells: int, start: int, end: int) -> dict[str, Any]:
         n = end - start + 1
         self.say(f"\n== {key}: Microsoft deals {start}..{end}, {cells} cells ==")
@@ -550,48 +557,87 @@ class Bench:
         # Chunks alternate between the solvers, so a change in the machine's
         # load during the run hits both alike.
         step = max(1, self.args.chunk)
+        repeats = self.range_repeats(key)
         rows: dict[int, OursRow] = {}
         reached: set[int] = set()
         unsolved: set[int] = set()
         intractable: set[int] = set()
-        ours_runs: list[Measured] = []
-        fc_runs: list[Measured] = []
-        for a in range(start, end + 1, step):
-            b = min(end, a + step - 1)
-            om, r = self.ours.run(a, b, cells)
-            rows.update(r)
-            ours_runs.append(om)
-            fc_cmd = [
-                self.fc["freecell-solver-range-parallel-solve"],
-                str(a),
-                str(b),
-                "1",
-                "-l",
-                "lg",
-                *extra,
-            ]
-            fm = self.runner.run(fc_cmd)
-            fc_runs.append(fm)
-            re_, un, it = parse_fc_range(fm.stdout)
-            reached |= re_
-            unsolved |= un
-            intractable |= it
-            self.say(
-                f"  {a}..{b}: ours {om.cpu_s:.2f} s CPU, {om.maxrss_bytes / 1e6:.1f} MB; "
-                f"fc-solve {fm.cpu_s:.2f} s CPU, {fm.maxrss_bytes / 1e6:.1f} MB"
+        # One (ours, fc-solve) pair of totals per repeat of the whole range.
+        totals: list[tuple[Measured, Measured]] = []
+        fc_cmd: list[str] = []
+        for rep in range(repeats):
+            if repeats > 1:
+                self.say(f"repeat {rep + 1}/{repeats}:")
+            ours_runs: list[Measured] = []
+            fc_runs: list[Measured] = []
+            for a in range(start, end + 1, step):
+                b = min(end, a + step - 1)
+                om, r = self.ours.run(a, b, cells)
+                if rep == 0:
+                    rows.update(r)
+                else:
+                    # The search is deterministic: every repeat must give
+                    # the same outcomes, lengths and counts.
+                    for d, row in r.items():
+                        first = rows[d]
+                        if (row.outcome, row.single_len, row.expanded, row.stored) != (
+                            first.outcome,
+                            first.single_len,
+                            first.expanded,
+                            first.stored,
+                        ):
+                            self.problems.append(
+                                f"{key}: deal {d} differs between repeats 1 and {rep + 1} "
+                                f"({first.outcome}, {first.expanded} expanded against "
+                                f"{row.outcome}, {row.expanded})"
+                            )
+                ours_runs.append(om)
+                fc_cmd = [
+                    self.fc["freecell-solver-range-parallel-solve"],
+                    str(a),
+                    str(b),
+                    "1",
+                    "-l",
+                    "lg",
+                    *extra,
+                ]
+                fm = self.runner.run(fc_cmd)
+                fc_runs.append(fm)
+                if rep == 0:
+                    re_, un, it = parse_fc_range(fm.stdout)
+                    reached |= re_
+                    unsolved |= un
+                    intractable |= it
+                self.say(
+                    f"  {a}..{b}: ours {om.cpu_s:.2f} s CPU, {om.maxrss_bytes / 1e6:.1f} MB; "
+                    f"fc-solve {fm.cpu_s:.2f} s CPU, {fm.maxrss_bytes / 1e6:.1f} MB"
+                )
+            totals.append(
+                (
+                    combine(ours_runs, shown(self.ours.command(start, end, cells))),
+                    combine(fc_runs, " ".join([*fc_cmd[:1], str(start), str(end), *fc_cmd[3:]])),
+                )
             )
-        om = combine(ours_runs, shown(self.ours.command(start, end, cells)))
-        fm = combine(fc_runs, " ".join([*fc_cmd[:1], str(start), str(end), *fc_cmd[3:]]))
-        if len(ours_runs) > 1:
-            self.say(f"({len(ours_runs)} chunks of up to {step} deals, alternating; totals:)")
-        self.say(f"ours:     {om.cmd[0]}")
-        self.say(
-            f"          {om.cpu_s:.2f} s CPU, peak RSS {om.maxrss_bytes / 1e6:.1f} MB, wall {om.wall_s:.1f} s"
-        )
-        self.say(f"fc-solve: {fm.cmd[0]}")
-        self.say(
-            f"          {fm.cpu_s:.2f} s CPU, peak RSS {fm.maxrss_bytes / 1e6:.1f} MB, wall {fm.wall_s:.1f} s"
-        )
+            if len(ours_runs) > 1:
+                o, f = totals[-1]
+                self.say(
+                    f"  ({len(ours_runs)} chunks of up to {step} deals, alternating) "
+                    f"ours {o.cpu_s:.2f} s, fc-solve {f.cpu_s:.2f} s CPU: {o.cpu_s / f.cpu_s:.3f}x"
+                )
+        # The ratio judged is the median repeat's (the higher of the two
+        # middle ones for an even count); every repeat's ratio is reported.
+        ratios = [o.cpu_s / f.cpu_s for o, f in totals]
+        ratio = statistics.median_high(ratios)
+        om, fm = totals[ratios.index(ratio)]
+        om.maxrss_bytes = max(o.maxrss_bytes for o, _ in totals)
+        fm.maxrss_bytes = max(f.maxrss_bytes for _, f in totals)
+        if repeats > 1:
+            self.say(
+                f"ratios by repeat: {', '.join(f'{x:.3f}x' for x in ratios)}; "
+                f"the median repeat's totals (peak RSS over all repeats):"
+            )
+        else:
+            self.say("totals:")
         if len(reached) != n:
             raise BenchError(f"fc-solve reached {len(reached)} of {n} deals")
         fc_verdict = {
@@ -657,6 +703,8 @@ class Bench:
             "deals": f"{start}-{end}",
             "cells": cells,
             "chunk": step,
+            "repeats": repeats,
+            "cpu_ratio_runs": [round(x, 4) for x in ratios],
             "ours": om.figures()
             | {
                 "verdicts": dict(ours_counts),
@@ -669,8 +717,12 @@ class Bench:
                     for r in slowest
                 ],
                 "unproved": unproved,
+                "cpu_s_runs": [round(o.cpu_s, 4) for o, _ in totals],
             },
             "fcsolve": fm.figures()
+            | {
+                "cpu_s_runs": [round(f.cpu_s, 4) for _, f in totals],
+            }
             | {"verdicts": dict(fc_counts), "unsolved": sorted(unsolved), "intractable": sorted(intractable)},
             "cpu_ratio": round(ratio, 4),
             "both_not_winnable": both_no,
@@ -1039,6 +1091,12 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, help="repeats of each --proof run (median reported; default 5, 1 with --quick)"
     )
     p.add_argument(
+        "--range-repeat",
+        type=int,
+        help="repeats of each --ms4/--ms3 range, alternating chunks each time; the median repeat's ratio "
+        "is judged and every repeat's is reported (default 3 for --ms4, 1 for --ms3 and with --quick)",
+    )
+    p.add_argument(
         "--cpu", default="0", help="core to pin both solvers to with taskset, or 'none' (default 0)"
     )
     p.add_argument(
@@ -1062,6 +1120,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     lengths_end = args.lengths_end or (100 if args.quick else 1000)
     args.repeat = args.repeat or (1 if args.quick else 5)
+    if args.range_repeat is not None and args.range_repeat < 1:
+        print(f"vs_fcsolve: error: --range-repeat {args.range_repeat}: must be at least 1", file=sys.stderr)
+        return 2
     try:
         bench = Bench(args)
     except BenchError as e:
