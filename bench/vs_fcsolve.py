@@ -638,6 +638,14 @@ class Bench:
             )
         else:
             self.say("totals:")
+        self.say(f"ours:     {om.cmd[0]}")
+        self.say(
+            f"          {om.cpu_s:.2f} s CPU, peak RSS {om.maxrss_bytes / 1e6:.1f} MB, wall {om.wall_s:.1f} s"
+        )
+        self.say(f"fc-solve: {fm.cmd[0]}")
+        self.say(
+            f"          {fm.cpu_s:.2f} s CPU, peak RSS {fm.maxrss_bytes / 1e6:.1f} MB, wall {fm.wall_s:.1f} s"
+        )
         if len(reached) != n:
             raise BenchError(f"fc-solve reached {len(reached)} of {n} deals")
         fc_verdict = {
@@ -722,8 +730,10 @@ class Bench:
             "fcsolve": fm.figures()
             | {
                 "cpu_s_runs": [round(f.cpu_s, 4) for _, f in totals],
-            }
-            | {"verdicts": dict(fc_counts), "unsolved": sorted(unsolved), "intractable": sorted(intractable)},
+                "verdicts": dict(fc_counts),
+                "unsolved": sorted(unsolved),
+                "intractable": sorted(intractable),
+            },
             "cpu_ratio": round(ratio, 4),
             "both_not_winnable": both_no,
             "disagreements": disagreements,
