@@ -578,14 +578,12 @@ class Bench:
                 else:
                     # The search is deterministic: every repeat must give
                     # the same outcomes, lengths and counts.
+                    def answer(x: OursRow) -> tuple[object, ...]:
+                        return (x.outcome, x.single_len, x.expanded, x.stored)
+
                     for d, row in r.items():
                         first = rows[d]
-                        if (row.outcome, row.single_len, row.expanded, row.stored) != (
-                            first.outcome,
-                            first.single_len,
-                            first.expanded,
-                            first.stored,
-                        ):
+                        if answer(row) != answer(first):
                             self.problems.append(
                                 f"{key}: deal {d} differs between repeats 1 and {rep + 1} "
                                 f"({first.outcome}, {first.expanded} expanded against "
