@@ -188,7 +188,7 @@ fn gen_apply_undo(positions: &mut [Board], buf: &mut Vec<Move>, all: bool) -> u6
         for &m in buf.iter() {
             b.apply(m);
             black_box(b.fingerprint());
-            b.undo_any(m);
+            b.undo(m);
         }
         assert_eq!(b.fingerprint(), fp, "undo did not restore the position");
         total += buf.len() as u64;
@@ -210,10 +210,9 @@ fn bench_moves(c: &mut Criterion) {
             *count += moves.len() as u64;
             for &m in &moves {
                 let mut b = p.clone();
-                let m2 = b
-                    .apply_checked(m)
+                b.apply_checked(m)
                     .unwrap_or_else(|e| panic!("generated move {m:?} is illegal: {e}"));
-                b.undo_any(m2);
+                b.undo(m);
                 assert_eq!(&b, p);
             }
         }
@@ -262,7 +261,7 @@ fn bench_moves(c: &mut Criterion) {
                     let n = p.autoplay(&mut log);
                     black_box(p.fingerprint());
                     p.undo_autoplay(&mut log, n);
-                    p.undo_any(m);
+                    p.undo(m);
                 }
                 assert_eq!(p.fingerprint(), fp);
                 total += buf.len() as u64;

@@ -12,7 +12,7 @@ pub mod variant;
 #[cfg(feature = "python")]
 mod py;
 
-pub use board::{Board, BoardError, Loc, Move, MoveError, Notation};
+pub use board::{Board, BoardError, IllegalMove, Loc, Move, MoveError, Notation};
 pub use card::{Card, CardError};
 pub use deal::{deal_order, DealNumberError, MAX_DEAL};
 pub use variant::{Build, EmptyRule, MoveRule, Preset, Variant, VariantError};

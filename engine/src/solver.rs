@@ -1182,6 +1182,7 @@ struct BestFirst {
     expanded: u64,
     done: bool,
     gen: Vec<Move>,
+    parks: Vec<Park>,
     log: Vec<Move>,
     scores: ScoreCache,
     /// The real moves of the park being tried.
@@ -1192,48 +1193,70 @@ struct BestFirst {
     cur_idx: u32,
 }
 
-/// A park (`Config::park`) as a `Move`: from the column, `count` cards
-/// parked, to `Cell(PARK + d)` for column d's top card or `Cell(PARK + 15)`
-/// for the foundation. Never leaves the best-first search: `real_path`
+/// A park (`Config::park`): the top `parked` cards of `column` go to free
+/// cells, then the card under them goes home or onto another column's top
+/// card, in one step. Never leaves the best-first search: `real_path`
 /// writes parks out as the moves they are.
-const PARK: u8 = 0xC0;
-
-#[inline]
-fn is_park(m: Move) -> bool {
-    matches!(m.to, Loc::Cell(x) if x >= PARK)
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct Park {
+    column: u8,
+    parked: u8,
+    to: ParkTo,
 }
 
-/// Plays park `m` as real moves, each followed by its automatic moves, and
+/// Where a park's buried card goes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum ParkTo {
+    Home,
+    Column(u8),
+}
+
+/// How a best-first search reaches a generated position from its parent.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Edge {
+    Move(Move),
+    Park(Park),
+}
+
+/// Plays park `p` as real moves, each followed by its automatic moves, and
 /// appends them with their automatic-move counts to `subs`. Stops early if
 /// the cells run out or the automatic moves took the card home.
 fn play_park(
     b: &mut Board,
-    m: Move,
+    p: Park,
     eager: bool,
     log: &mut Vec<Move>,
     subs: &mut Vec<(Move, usize)>,
 ) {
-    let (Loc::Column(col), Loc::Cell(to)) = (m.from, m.to) else {
-        unreachable!()
-    };
+    let col = p.column;
     let c = col as usize;
-    let target = b.column(c)[b.column_len(c) - 1 - m.count as usize];
+    let target = b.column(c)[b.column_len(c) - 1 - p.parked as usize];
     while b.column(c).contains(&target) && b.column(c)[b.column_len(c) - 1] != target {
         let Some(cell) = (0..b.ncells()).find(|&i| b.cell(i).is_none()) else {
             return;
         };
-        let mv = Move::new(Loc::Column(col), Loc::Cell(cell as u8), 1);
+        let mv = Move::Shift {
+            from: Loc::Column(col),
+            to: Loc::Cell(cell as u8),
+            count: 1,
+        };
         b.apply(mv);
         let n = b.autoplay_after(log, mv, eager);
         subs.push((mv, n));
     }
     if b.top(c).map(|t| t.0) == Some(target) {
-        let dest = if to - PARK == 15 {
-            Loc::Foundation
-        } else {
-            Loc::Column(to - PARK)
+        let mv = match p.to {
+            ParkTo::Home => Move::Home {
+                from: Loc::Column(col),
+                suit: Card(target).suit(),
+            },
+            ParkTo::Column(d) => Move::Shift {
+                from: Loc::Column(col),
+                to: Loc::Column(d),
+                count: 1,
+            },
         };
-        if let Ok(mv) = b.apply_checked(Move::new(Loc::Column(col), dest, 1)) {
+        if b.apply_checked(mv).is_ok() {
             let n = b.autoplay_after(log, mv, eager);
             subs.push((mv, n));
         }
@@ -1244,7 +1267,7 @@ fn play_park(
 fn undo_park(b: &mut Board, log: &mut Vec<Move>, subs: &[(Move, usize)]) {
     for &(mv, n) in subs.iter().rev() {
         b.undo_autoplay(log, n);
-        b.undo_any(mv);
+        b.undo(mv);
     }
 }
 
@@ -1254,7 +1277,7 @@ fn undo_park(b: &mut Board, log: &mut Vec<Move>, subs: &[(Move, usize)]) {
 /// whose top card could go onto another column instead of a cell (session
 /// 14: 3 cells MS 1..4000 4.58 M -> 4.35 M expansions; 4 cells within
 /// 0.4 % either way, 1.3 % fewer instructions).
-fn gen_parks(b: &Board, out: &mut Vec<Move>) {
+fn gen_parks(b: &Board, out: &mut Vec<Park>) {
     let free = b.empty_cells() as usize;
     if free == 0 {
         return;
@@ -1287,21 +1310,21 @@ fn gen_parks(b: &Board, out: &mut Vec<Move>) {
         for k in 1..=free.min(len.saturating_sub(1)) {
             let x = col[len - 1 - k];
             if (need >> x) & 1 != 0 {
-                out.push(Move::new(
-                    Loc::Column(c as u8),
-                    Loc::Cell(PARK + 15),
-                    k as u8,
-                ));
+                out.push(Park {
+                    column: c as u8,
+                    parked: k as u8,
+                    to: ParkTo::Home,
+                });
             }
             let mut dst = onto[(x & 63) as usize] & !(1 << c);
             while dst != 0 {
                 let d = dst.trailing_zeros() as u8;
                 dst &= dst - 1;
-                out.push(Move::new(
-                    Loc::Column(c as u8),
-                    Loc::Cell(PARK + d),
-                    k as u8,
-                ));
+                out.push(Park {
+                    column: c as u8,
+                    parked: k as u8,
+                    to: ParkTo::Column(d),
+                });
             }
         }
     }
@@ -1320,16 +1343,15 @@ struct Expanded {
     runs: u64,
 }
 
-/// A generated position: its parent (index in `expanded_nodes`), the move
-/// from the parent, and its depth.
+/// A generated position: its parent (index in `expanded_nodes`), the edge
+/// from the parent (`None` at the root), and its depth.
 #[derive(Copy, Clone)]
 struct Child {
     parent: u32,
-    mv: Move,
+    edge: Option<Edge>,
     depth: u16,
 }
 
-const NO_MOVE: Move = Move::new(Loc::Foundation, Loc::Foundation, 0);
 const NO_PARENT: u32 = u32::MAX;
 
 /// The best-first queue: one LIFO list per priority (priorities are small
@@ -1491,7 +1513,7 @@ impl BestFirst {
         let mut nodes = Vec::with_capacity(room);
         nodes.push(Child {
             parent: NO_PARENT,
-            mv: NO_MOVE,
+            edge: None,
             depth: 0,
         });
         BestFirst {
@@ -1506,6 +1528,7 @@ impl BestFirst {
             expanded: 0,
             done: false,
             gen: Vec::new(),
+            parks: Vec::new(),
             log,
             scores: ScoreCache::new(max_bytes),
             subs: Vec::new(),
@@ -1556,11 +1579,12 @@ impl BestFirst {
             + self.scores.bytes()
     }
 
-    fn path(&self, mut i: usize) -> Vec<Move> {
+    /// The edges from the root to generated position `i`.
+    fn path(&self, mut i: usize) -> Vec<Edge> {
         let mut path = Vec::new();
         while i != 0 {
             let c = self.nodes[i];
-            path.push(c.mv);
+            path.push(c.edge.expect("a position other than the root"));
             i = self.expanded_nodes[c.parent as usize].node as usize;
         }
         path.reverse();
@@ -1570,20 +1594,20 @@ impl BestFirst {
     /// `path` with every park written out as its real moves.
     fn real_path(&self, i: usize) -> Vec<Move> {
         let path = self.path(i);
-        if !path.iter().any(|&m| is_park(m)) {
-            return path;
-        }
         let mut b = self.root.clone();
         let (mut log, mut subs, mut out) = (Vec::new(), Vec::new(), Vec::new());
-        for m in path {
-            if is_park(m) {
-                subs.clear();
-                play_park(&mut b, m, self.cfg.eager, &mut log, &mut subs);
-                out.extend(subs.iter().map(|x| x.0));
-            } else {
-                b.apply(m);
-                b.autoplay_after(&mut log, m, self.cfg.eager);
-                out.push(m);
+        for e in path {
+            match e {
+                Edge::Park(p) => {
+                    subs.clear();
+                    play_park(&mut b, p, self.cfg.eager, &mut log, &mut subs);
+                    out.extend(subs.iter().map(|x| x.0));
+                }
+                Edge::Move(m) => {
+                    b.apply(m);
+                    b.autoplay_after(&mut log, m, self.cfg.eager);
+                    out.push(m);
+                }
             }
         }
         out
@@ -1601,18 +1625,21 @@ impl BestFirst {
             self.cur
                 .unpack_into(&self.expanded_nodes[c.parent as usize].board);
         }
-        if is_park(c.mv) {
-            self.subs.clear();
-            play_park(
-                &mut self.cur,
-                c.mv,
-                self.cfg.eager,
-                &mut self.log,
-                &mut self.subs,
-            );
-        } else {
-            self.cur.apply(c.mv);
-            self.cur.autoplay_after(&mut self.log, c.mv, self.cfg.eager);
+        match c.edge.expect("a position other than the root") {
+            Edge::Park(p) => {
+                self.subs.clear();
+                play_park(
+                    &mut self.cur,
+                    p,
+                    self.cfg.eager,
+                    &mut self.log,
+                    &mut self.subs,
+                );
+            }
+            Edge::Move(m) => {
+                self.cur.apply(m);
+                self.cur.autoplay_after(&mut self.log, m, self.cfg.eager);
+            }
         }
         self.log.clear();
         // Both boards (the last expansion's, or the parent unpacked) had no
@@ -1694,16 +1721,18 @@ impl BestFirst {
             } else {
                 cur.gen_moves_with_runs(&mut self.gen, runs);
             }
+            self.parks.clear();
             if self.cfg.park {
-                gen_parks(cur, &mut self.gen);
+                gen_parks(cur, &mut self.parks);
             }
+            let edges = self.gen.len() + self.parks.len();
             let closed_len = closed.as_deref().map_or(0, |c| c.len() + 1);
-            if (self.visited.len() + closed_len + self.gen.len()) as u64 > limits.max_positions {
+            if (self.visited.len() + closed_len + edges) as u64 > limits.max_positions {
                 return Step::Limit(LimitKind::Positions);
             }
             // Growth of the stores and the visited set is bounded by the
             // children about to be added; stop before exceeding the budget.
-            let need = self.bytes_after(self.gen.len(), closed.as_deref()) + bytes_elsewhere;
+            let need = self.bytes_after(edges, closed.as_deref()) + bytes_elsewhere;
             if need > limits.max_bytes {
                 return Step::Limit(LimitKind::Bytes);
             }
@@ -1752,72 +1781,87 @@ impl BestFirst {
             }
             let eager = self.cfg.eager;
             let dw = self.cfg.depth_weight;
-            for k in 0..self.gen.len() {
-                let m = self.gen[k];
-                let park = is_park(m);
-                if !park && m.to != Loc::Foundation && !cur.exposes_home(m, eager) {
-                    // A plain move: nothing goes home, so the child is
-                    // fingerprinted and scored without being played (it is
-                    // never won: the foundations stay as they are).
-                    let (fp, ha, hd) = cur.narrow_after(m);
-                    if self.visited.insert(fp) {
-                        self.nodes.push(Child {
-                            parent: me,
-                            mv: m,
-                            depth,
-                        });
-                        let scores = &mut self.scores;
-                        let s = col_sum
-                            + match (m.from, m.to) {
-                                (Loc::Column(a), Loc::Column(d)) => {
-                                    let (a, d, k) = (a as usize, d as usize, m.count as usize);
-                                    let (la, ld) = (cur.column_len(a), cur.column_len(d));
-                                    let e = empty + (la == k) as i32 - (ld == 0) as i32;
-                                    global_parts(cur, home, free, e, &w)
-                                        + scores.part_without(cur, a, k, ha, need, &w)
-                                        + scores.part_onto(cur, d, cur.column(a), k, hd, need, &w)
-                                        - parts.get(scores, cur, a, need, &w)
-                                        - parts.get(scores, cur, d, need, &w)
-                                }
-                                (Loc::Column(a), Loc::Cell(_)) => {
-                                    let a = a as usize;
-                                    let e = empty + (cur.column_len(a) == 1) as i32;
-                                    global_parts(cur, home, free - 1, e, &w)
-                                        + scores.part_without(cur, a, 1, ha, need, &w)
-                                        - parts.get(scores, cur, a, need, &w)
-                                }
-                                (Loc::Cell(i), Loc::Column(d)) => {
-                                    let d = d as usize;
-                                    let e = empty - (cur.column_len(d) == 0) as i32;
-                                    let c = [cur.cell(i as usize).expect("a card in the cell").0];
-                                    global_parts(cur, home, free + 1, e, &w)
-                                        + scores.part_onto(cur, d, &c, 1, hd, need, &w)
-                                        - parts.get(scores, cur, d, need, &w)
-                                }
-                                _ => unreachable!("a cell-to-cell move"),
-                            };
-                        #[cfg(debug_assertions)]
-                        {
-                            let mut b = cur.clone();
-                            b.apply(m);
-                            debug_assert_eq!(s, score(&b, &w));
+            let moves = self.gen.len();
+            for k in 0..moves + self.parks.len() {
+                let e = if k < moves {
+                    Edge::Move(self.gen[k])
+                } else {
+                    Edge::Park(self.parks[k - moves])
+                };
+                if let Edge::Move(m @ Move::Shift { from, to, count }) = e {
+                    if !cur.exposes_home(m, eager) {
+                        // A plain move: nothing goes home, so the child is
+                        // fingerprinted and scored without being played (it is
+                        // never won: the foundations stay as they are).
+                        let (fp, ha, hd) = cur.narrow_after(m);
+                        if self.visited.insert(fp) {
+                            self.nodes.push(Child {
+                                parent: me,
+                                edge: Some(e),
+                                depth,
+                            });
+                            let scores = &mut self.scores;
+                            let s = col_sum
+                                + match (from, to) {
+                                    (Loc::Column(a), Loc::Column(d)) => {
+                                        let (a, d, k) = (a as usize, d as usize, count as usize);
+                                        let (la, ld) = (cur.column_len(a), cur.column_len(d));
+                                        let e = empty + (la == k) as i32 - (ld == 0) as i32;
+                                        global_parts(cur, home, free, e, &w)
+                                            + scores.part_without(cur, a, k, ha, need, &w)
+                                            + scores.part_onto(
+                                                cur,
+                                                d,
+                                                cur.column(a),
+                                                k,
+                                                hd,
+                                                need,
+                                                &w,
+                                            )
+                                            - parts.get(scores, cur, a, need, &w)
+                                            - parts.get(scores, cur, d, need, &w)
+                                    }
+                                    (Loc::Column(a), Loc::Cell(_)) => {
+                                        let a = a as usize;
+                                        let e = empty + (cur.column_len(a) == 1) as i32;
+                                        global_parts(cur, home, free - 1, e, &w)
+                                            + scores.part_without(cur, a, 1, ha, need, &w)
+                                            - parts.get(scores, cur, a, need, &w)
+                                    }
+                                    (Loc::Cell(i), Loc::Column(d)) => {
+                                        let d = d as usize;
+                                        let e = empty - (cur.column_len(d) == 0) as i32;
+                                        let c =
+                                            [cur.cell(i as usize).expect("a card in the cell").0];
+                                        global_parts(cur, home, free + 1, e, &w)
+                                            + scores.part_onto(cur, d, &c, 1, hd, need, &w)
+                                            - parts.get(scores, cur, d, need, &w)
+                                    }
+                                    _ => unreachable!("a cell-to-cell move"),
+                                };
+                            #[cfg(debug_assertions)]
+                            {
+                                let mut b = cur.clone();
+                                b.apply(m);
+                                debug_assert_eq!(s, score(&b, &w));
+                            }
+                            self.queue
+                                .push(s + dw * depth as i32, (self.nodes.len() - 1) as u32);
                         }
-                        self.queue
-                            .push(s + dw * depth as i32, (self.nodes.len() - 1) as u32);
+                        continue;
                     }
-                    continue;
                 }
-                if park {
-                    if let (Loc::Column(c), Loc::Cell(to)) = (m.from, m.to) {
-                        let (c, k, d) = (c as usize, m.count as usize, (to - PARK) as usize);
-                        if d != 15 && !cur.exposes_home_within(c, k + 1, eager) {
+                if let Edge::Park(p) = e {
+                    if let ParkTo::Column(d) = p.to {
+                        let (c, k, d) = (p.column as usize, p.parked as usize, d as usize);
+                        if !cur.exposes_home_within(c, k + 1, eager) {
                             // A park onto a column during which nothing goes
                             // home: like a plain move, worked out unplayed.
                             let (fp, hc, hd) = cur.narrow_after_park(c, k, d);
                             if self.visited.insert(fp) {
                                 self.nodes.push(Child {
                                     parent: me,
-                                    mv: m,
+                                    edge: Some(e),
                                     depth,
                                 });
                                 let scores = &mut self.scores;
@@ -1834,7 +1878,7 @@ impl BestFirst {
                                 {
                                     let mut b = cur.clone();
                                     let (mut log, mut subs) = (Vec::new(), Vec::new());
-                                    play_park(&mut b, m, eager, &mut log, &mut subs);
+                                    play_park(&mut b, p, eager, &mut log, &mut subs);
                                     debug_assert!(log.is_empty());
                                     debug_assert_eq!(s, score(&b, &w));
                                 }
@@ -1845,13 +1889,16 @@ impl BestFirst {
                         }
                     }
                 }
-                let n = if park {
-                    self.subs.clear();
-                    play_park(cur, m, eager, &mut self.log, &mut self.subs);
-                    0
-                } else {
-                    cur.apply(m);
-                    cur.autoplay_after(&mut self.log, m, eager)
+                let n = match e {
+                    Edge::Park(p) => {
+                        self.subs.clear();
+                        play_park(cur, p, eager, &mut self.log, &mut self.subs);
+                        0
+                    }
+                    Edge::Move(m) => {
+                        cur.apply(m);
+                        cur.autoplay_after(&mut self.log, m, eager)
+                    }
                 };
                 let mut pending = None;
                 #[cfg(debug_assertions)]
@@ -1859,7 +1906,7 @@ impl BestFirst {
                 if self.visited.insert(cur.fingerprint() as u64) {
                     self.nodes.push(Child {
                         parent: me,
-                        mv: m,
+                        edge: Some(e),
                         depth,
                     });
                     let child = self.nodes.len() - 1;
@@ -1889,11 +1936,12 @@ impl BestFirst {
                     }
                     pending = Some((s, child, redo));
                 }
-                if park {
-                    undo_park(cur, &mut self.log, &self.subs);
-                } else {
-                    cur.undo_autoplay(&mut self.log, n);
-                    cur.undo_any(m);
+                match e {
+                    Edge::Park(_) => undo_park(cur, &mut self.log, &self.subs),
+                    Edge::Move(m) => {
+                        cur.undo_autoplay(&mut self.log, n);
+                        cur.undo(m);
+                    }
                 }
                 cur.restore_dirty(mark);
                 if let Some((mut s, child, mut redo)) = pending {
@@ -2057,51 +2105,53 @@ impl<'a> Search<'a> {
             if prev.is_some_and(|p| undoes(p, m)) {
                 continue;
             }
-            if m.to != Loc::Foundation && !self.b.exposes_home(m, false) {
-                // A move after which nothing goes home: fingerprinted and
-                // scored without being played (never won: the foundations
-                // stay as they are), as in the best-first members.
-                let (fp, ha, hd) = self.b.wide_after(m);
-                if !self.visited.contains(&fp) {
-                    let (b, w, scores) = (&self.b, &self.w, &mut self.scores);
-                    let s = total - global
-                        + match (m.from, m.to) {
-                            (Loc::Column(a), Loc::Column(d)) => {
-                                let (a, d, k) = (a as usize, d as usize, m.count as usize);
-                                let (la, ld) = (b.column_len(a), b.column_len(d));
-                                let e = empty + (la == k) as i32 - (ld == 0) as i32;
-                                global_parts(b, home, free, e, w)
-                                    + scores.part_without(b, a, k, ha, need, w)
-                                    + scores.part_onto(b, d, b.column(a), k, hd, need, w)
-                                    - parts.get(scores, b, a, need, w)
-                                    - parts.get(scores, b, d, need, w)
-                            }
-                            (Loc::Column(a), Loc::Cell(_)) => {
-                                let a = a as usize;
-                                let e = empty + (b.column_len(a) == 1) as i32;
-                                global_parts(b, home, free - 1, e, w)
-                                    + scores.part_without(b, a, 1, ha, need, w)
-                                    - parts.get(scores, b, a, need, w)
-                            }
-                            (Loc::Cell(i), Loc::Column(d)) => {
-                                let d = d as usize;
-                                let e = empty - (b.column_len(d) == 0) as i32;
-                                let c = [b.cell(i as usize).expect("a card in the cell").0];
-                                global_parts(b, home, free + 1, e, w)
-                                    + scores.part_onto(b, d, &c, 1, hd, need, w)
-                                    - parts.get(scores, b, d, need, w)
-                            }
-                            _ => unreachable!("a cell-to-cell move"),
-                        };
-                    #[cfg(debug_assertions)]
-                    {
-                        let mut c = self.b.clone();
-                        c.apply(m);
-                        debug_assert_eq!(s, score(&c, &self.w));
+            if let Move::Shift { from, to, count } = m {
+                if !self.b.exposes_home(m, false) {
+                    // A move after which nothing goes home: fingerprinted and
+                    // scored without being played (never won: the foundations
+                    // stay as they are), as in the best-first members.
+                    let (fp, ha, hd) = self.b.wide_after(m);
+                    if !self.visited.contains(&fp) {
+                        let (b, w, scores) = (&self.b, &self.w, &mut self.scores);
+                        let s = total - global
+                            + match (from, to) {
+                                (Loc::Column(a), Loc::Column(d)) => {
+                                    let (a, d, k) = (a as usize, d as usize, count as usize);
+                                    let (la, ld) = (b.column_len(a), b.column_len(d));
+                                    let e = empty + (la == k) as i32 - (ld == 0) as i32;
+                                    global_parts(b, home, free, e, w)
+                                        + scores.part_without(b, a, k, ha, need, w)
+                                        + scores.part_onto(b, d, b.column(a), k, hd, need, w)
+                                        - parts.get(scores, b, a, need, w)
+                                        - parts.get(scores, b, d, need, w)
+                                }
+                                (Loc::Column(a), Loc::Cell(_)) => {
+                                    let a = a as usize;
+                                    let e = empty + (b.column_len(a) == 1) as i32;
+                                    global_parts(b, home, free - 1, e, w)
+                                        + scores.part_without(b, a, 1, ha, need, w)
+                                        - parts.get(scores, b, a, need, w)
+                                }
+                                (Loc::Cell(i), Loc::Column(d)) => {
+                                    let d = d as usize;
+                                    let e = empty - (b.column_len(d) == 0) as i32;
+                                    let c = [b.cell(i as usize).expect("a card in the cell").0];
+                                    global_parts(b, home, free + 1, e, w)
+                                        + scores.part_onto(b, d, &c, 1, hd, need, w)
+                                        - parts.get(scores, b, d, need, w)
+                                }
+                                _ => unreachable!("a cell-to-cell move"),
+                            };
+                        #[cfg(debug_assertions)]
+                        {
+                            let mut c = self.b.clone();
+                            c.apply(m);
+                            debug_assert_eq!(s, score(&c, &self.w));
+                        }
+                        self.children.push((s, m, fp));
                     }
-                    self.children.push((s, m, fp));
+                    continue;
                 }
-                continue;
             }
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
@@ -2135,7 +2185,7 @@ impl<'a> Search<'a> {
                 }
             }
             self.b.undo_autoplay(&mut self.auto_log, n);
-            self.b.undo_any(m);
+            self.b.undo(m);
             self.b.restore_dirty(mark);
             if let Some((i, mut redo)) = pending {
                 while redo != 0 {
@@ -2217,7 +2267,7 @@ impl<'a> Search<'a> {
                 self.children.truncate(f.start);
                 if let Some(m) = f.mv {
                     self.b.undo_autoplay(&mut self.auto_log, f.autos);
-                    self.b.undo_any(m);
+                    self.b.undo(m);
                     // The child's expansion settled its own column mixes;
                     // settle back so the parent's mark holds again.
                     self.b.settle();
@@ -2237,7 +2287,7 @@ impl<'a> Search<'a> {
                 Ok(()) => {}
                 Err(k) => {
                     self.b.undo_autoplay(&mut self.auto_log, n);
-                    self.b.undo_any(m);
+                    self.b.undo(m);
                     let mark = self.frames.last().unwrap().mark;
                     self.b.restore_dirty(mark);
                     let squeezed = match k {
@@ -2295,13 +2345,22 @@ impl<'a> Search<'a> {
 /// is not one.
 #[inline]
 fn undoes(prev: Move, m: Move) -> bool {
-    prev.to != Loc::Foundation
-        && !is_park(m)
-        && m.from == prev.to
-        && m.count == prev.count
-        && match prev.from {
-            Loc::Cell(_) => matches!(m.to, Loc::Cell(_)),
-            from => m.to == from,
+    let (
+        Move::Shift {
+            from: prev_from,
+            to: prev_to,
+            count: prev_count,
+        },
+        Move::Shift { from, to, count },
+    ) = (prev, m)
+    else {
+        return false;
+    };
+    from == prev_to
+        && count == prev_count
+        && match prev_from {
+            Loc::Cell(_) => matches!(to, Loc::Cell(_)),
+            Loc::Column(_) => to == prev_from,
         }
 }
 
@@ -2350,7 +2409,7 @@ pub fn shorten(start: &Board, moves: &[Move], eager: bool) -> Vec<Move> {
                 }
             }
             b.undo_autoplay(&mut log, n);
-            b.undo_any(m);
+            b.undo(m);
         }
         let m = best
             .1
@@ -2389,7 +2448,7 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
         // A foundation move's notation is its source and `h` whatever the
         // position, so they are written as played.
         for &m in &log[log.len() - n..] {
-            debug_assert_eq!(m.to, Loc::Foundation);
+            debug_assert!(m.is_home());
             notation.push(b.notation(m));
             moves.push(m);
             auto.push(true);
@@ -2408,7 +2467,7 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
     );
     for &m in path {
         notation.push(b.notation(m));
-        let cards = Board::move_cards(m) as u32;
+        let cards = m.cards() as u32;
         single = match (single, cards) {
             (Some(s), 1) => Some(s + 1),
             (Some(s), _) => expansion_len(&b, m).map(|e| s + e),
@@ -2441,13 +2500,20 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
 fn expansion_len(b: &Board, m: Move) -> Option<u32> {
     // Through the cells alone (`Plan::run`'s first case): each card but
     // the last to a cell and back, the last one straight.
-    let k = m.count as u32;
-    if matches!((m.from, m.to), (Loc::Column(_), Loc::Column(_))) && k <= b.empty_cells() + 1 {
-        debug_assert_eq!(
-            Some(2 * k.max(1) - 1),
-            expand_move(b, m).map(|x| x.len() as u32)
-        );
-        return Some(2 * k.max(1) - 1);
+    if let Move::Shift {
+        from: Loc::Column(_),
+        to: Loc::Column(_),
+        count,
+    } = m
+    {
+        let k = count as u32;
+        if k <= b.empty_cells() + 1 {
+            debug_assert_eq!(
+                Some(2 * k.max(1) - 1),
+                expand_move(b, m).map(|x| x.len() as u32)
+            );
+            return Some(2 * k.max(1) - 1);
+        }
     }
     let mut n = 0;
     plan_move(b, m, &mut |_| n += 1).then_some(n)
@@ -2466,11 +2532,16 @@ pub fn expand_move(b: &Board, m: Move) -> Option<Vec<Move>> {
 /// it cannot be expanded. Only column lengths and the free cells decide the
 /// plan, so it is made without playing a move.
 fn plan_move(b: &Board, m: Move, emit: &mut impl FnMut(Move)) -> bool {
-    let (Loc::Column(a), Loc::Column(d)) = (m.from, m.to) else {
+    let Move::Shift {
+        from: Loc::Column(a),
+        to: Loc::Column(d),
+        count,
+    } = m
+    else {
         emit(m);
         return true;
     };
-    if m.count <= 1 {
+    if count <= 1 {
         emit(m);
         return true;
     }
@@ -2494,7 +2565,7 @@ fn plan_move(b: &Board, m: Move, emit: &mut impl FnMut(Move)) -> bool {
         &mut lens[..b.ncols()],
         a as usize,
         d as usize,
-        m.count as usize,
+        count as usize,
         emit,
     )
 }
@@ -2520,11 +2591,23 @@ impl Plan<'_> {
         let (f, t) = (Loc::Column(from as u8), Loc::Column(to as u8));
         if k <= self.free.len() + 1 {
             for &cell in &self.free[..k - 1] {
-                emit(Move::new(f, Loc::Cell(cell), 1));
+                emit(Move::Shift {
+                    from: f,
+                    to: Loc::Cell(cell),
+                    count: 1,
+                });
             }
-            emit(Move::new(f, t, 1));
+            emit(Move::Shift {
+                from: f,
+                to: t,
+                count: 1,
+            });
             for &cell in self.free[..k - 1].iter().rev() {
-                emit(Move::new(Loc::Cell(cell), t, 1));
+                emit(Move::Shift {
+                    from: Loc::Cell(cell),
+                    to: t,
+                    count: 1,
+                });
             }
             lens[from] -= k as u8;
             lens[to] += k as u8;
@@ -2780,7 +2863,7 @@ mod tests {
             gen.clear();
             b.gen_moves(&mut gen, false);
             for &m in &gen {
-                if Board::move_cards(m) == 1 {
+                if m.cards() == 1 {
                     let mut c = b.clone();
                     c.apply(m);
                     stack.push(c);
@@ -2887,7 +2970,11 @@ mod tests {
                 ..Limits::default()
             };
             let mut s = Search::new(&b, &limits);
-            s.children = vec![(0, NO_MOVE, 0); n];
+            let any = Move::Home {
+                from: Loc::Cell(0),
+                suit: 0,
+            };
+            s.children = vec![(0, any, 0); n];
             assert_eq!(s.children.capacity(), n);
             let fp = s.b.fingerprint();
             let r = s.store(fp, u64::MAX, u64::MAX);

@@ -2,7 +2,7 @@
 //! and move rule: apply/undo, canonical keys and fingerprints, move limits,
 //! notation round trips.
 
-use engine::{Board, Card, Loc, MoveRule, Preset, Variant};
+use engine::{Board, Card, Loc, Move, MoveRule, Preset, Variant};
 use proptest::prelude::*;
 
 const PRESETS: [Preset; 6] = Preset::ALL;
@@ -50,8 +50,8 @@ proptest! {
         for b in walk(deal, preset, rule, &steps) {
             for m in b.legal_moves() {
                 let mut c = b.clone();
-                let m = c.apply_checked(m).unwrap();
-                c.undo_any(m);
+                c.apply_checked(m).unwrap();
+                c.undo(m);
                 prop_assert_eq!(&c, &b);
                 prop_assert_eq!(c.fingerprint(), b.fingerprint());
 
@@ -74,11 +74,11 @@ proptest! {
             prop_assert_eq!(p.fingerprint() as u64, n.fingerprint() as u64);
             for m in b.legal_moves() {
                 let mut c = n.clone();
-                let m = c.apply_checked(m).unwrap();
+                c.apply_checked(m).unwrap();
                 let mut fresh = c.clone();
                 fresh.set_narrow(true);
                 prop_assert_eq!(c.fingerprint() as u64, fresh.fingerprint() as u64);
-                c.undo_any(m);
+                c.undo(m);
                 prop_assert_eq!(c.fingerprint() as u64, n.fingerprint() as u64);
             }
         }
@@ -124,10 +124,10 @@ proptest! {
                                          steps in prop::collection::vec(0usize..1000, 0..60)) {
         for b in walk(deal, preset, rule, &steps) {
             for m in b.legal_moves() {
-                if let (Loc::Column(_), Loc::Column(d)) = (m.from, m.to) {
-                    prop_assert!(m.count as u32 <= b.max_run_to(d as usize).max(1));
+                if let Move::Shift { from: Loc::Column(_), to: Loc::Column(d), count } = m {
+                    prop_assert!(count as u32 <= b.max_run_to(d as usize).max(1));
                     if RULES[rule] == MoveRule::Single {
-                        prop_assert_eq!(m.count, 1);
+                        prop_assert_eq!(count, 1);
                     }
                 }
                 let text = b.move_to_notation(m);
