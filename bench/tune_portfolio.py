@@ -1,75 +1,80 @@
 #!/usr/bin/env python3
 """Coordinate search over the portfolio members' heuristic weights.
 
-Each step tries every weight of every member one up and one down, runs
-``engine/examples/range.rs`` on the training deals with the candidate
-portfolio (``FCA_PORTFOLIO``), and keeps the step with the lowest cost. It
-stops when no step helps or after ``--steps`` steps. The cost is the
-positions expanded in total (``--cost expansions``), or an estimate of the
-CPU time that needs no timing (``--cost time``): the members' expansions
-plus half the complete search's, which costs about half as much per
-expansion (docs/SOLVER.md). The counts are deterministic, so no repetition
-is needed; check a result on held-out deals before adopting it
-(docs/SOLVER.md, "Tuning knobs").
+Starts from the engine's settings (``engine/src/solver/tuning.toml``, or
+``--tuning FILE`` in the same form). Each step tries every weight of every
+member one up and one down, runs ``engine/examples/range.rs`` on the
+training deals with each candidate's settings (``--tuning``), and keeps the
+step with the lowest cost. It stops when no step helps or after ``--steps``
+steps, and prints the best settings as a file of that form (or writes them
+to ``--out``). The cost is the positions expanded in total (``--cost
+expansions``), or an estimate of the CPU time that needs no timing
+(``--cost time``): the members' expansions plus half the complete search's,
+which costs about half as much per expansion. The counts are deterministic,
+so no repetition is needed; check a result on held-out deals before adopting
+it (docs/SOLVER.md, "Tuning").
 
     python bench/tune_portfolio.py --start 1 --end 4000 --cells 4 --steps 3
-    python bench/tune_portfolio.py --deals train.txt --cells 3 --cost time
+    python bench/tune_portfolio.py --deals train.txt --cells 3 --cost time --out tuned.toml
 
-Exit codes: 0 done, 2 bad arguments or the range example failed to build/run.
+Exit codes: 0 done, 2 bad arguments, an unreadable settings file, or the
+range example failed to build or run.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+SHIPPED = REPO / "engine" / "src" / "solver" / "tuning.toml"
 
-@dataclass(frozen=True)
-class Member:
-    weights: tuple[int, ...]
-    pruned: bool
-    depth_weight: int
-    park: bool
-    join: int = 0
-
-    def spec(self) -> str:
-        flags = f"{int(self.pruned)}/{self.depth_weight}/{int(self.park)}/1/{self.join}"
-        return ",".join(map(str, self.weights)) + "/" + flags
+Tuning = dict[str, Any]
 
 
-def parse_member(text: str) -> Member:
-    w, pruned, depth, park, *rest = text.split("/")
-    join = int(rest[1]) if len(rest) > 1 else 0
-    return Member(tuple(int(x) for x in w.split(",")), pruned == "1", int(depth), park == "1", join)
+def read_tuning(path: Path) -> Tuning:
+    """Settings in the form of `tuning.toml` (the engine checks them in full)."""
+    try:
+        t = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise SystemExit(f"tune_portfolio: {path}: {e}") from e
+    members = t.get("member")
+    if not isinstance(members, list) or not members or not all(isinstance(m.get("weights"), dict) for m in members):
+        raise SystemExit(f"tune_portfolio: {path}: expected [[member]] tables with weights")
+    return t
 
 
-def engine_portfolio() -> str:
-    """The members of `PORTFOLIO` in engine/src/solver.rs, as `FCA_PORTFOLIO` spells them."""
-    src = (REPO / "engine" / "src" / "solver.rs").read_text()
-    block = src[src.index("pub const PORTFOLIO: [Config; ") :]
-    block = block[: block.index("];")]
-    members = []
-    for m in re.finditer(
-        r"weights: \[([\d, ]+)\],\s*pruned: (\w+),\s*eager: true,\s*depth_weight: (\d+),"
-        r"\s*park: (\w+),\s*join: (\d+),",
-        block,
-    ):
-        w = ",".join(x.strip() for x in m.group(1).split(","))
-        members.append(f"{w}/{int(m.group(2) == 'true')}/{m.group(3)}/{int(m.group(4) == 'true')}/1/{m.group(5)}")
-    if len(members) != block.count("Config {"):
-        raise SystemExit("tune_portfolio: could not read PORTFOLIO from engine/src/solver.rs")
-    return ";".join(members)
+def toml_value(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise ValueError(f"not a value of a tuning file: {v!r}")
 
 
-def spec(portfolio: tuple[Member, ...]) -> str:
-    return ";".join(m.spec() for m in portfolio)
+def to_toml(t: Tuning) -> str:
+    """`t` in the form `read_tuning` reads: tables, then the [[member]] list."""
+    out: list[str] = []
+    for name, table in t.items():
+        if isinstance(table, dict):
+            out += [f"[{name}]", *(f"{k} = {toml_value(v)}" for k, v in table.items()), ""]
+    for name, tables in t.items():
+        if isinstance(tables, list):
+            for table in tables:
+                out += [f"[[{name}]]", *(f"{k} = {toml_value(v)}" for k, v in table.items()), ""]
+    return "\n".join(out)
 
 
 def build_range() -> Path:
@@ -94,18 +99,18 @@ class Work:
     cells: int
     deals: Path | None
     time: bool
+    scratch: Path
 
-    def cost(self, binary: Path, portfolio: tuple[Member, ...]) -> float:
-        env = dict(os.environ, FCA_PORTFOLIO=spec(portfolio))
+    def cost(self, binary: Path, tuning: Tuning) -> float:
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", dir=self.scratch, delete=False) as f:
+            f.write(to_toml(tuning))
+        args = [str(binary), str(self.start), str(self.end), "--cells", str(self.cells), "--tuning", f.name]
         if self.deals is not None:
-            env["FCA_DEALS_FILE"] = str(self.deals)
-        r = subprocess.run(
-            [str(binary), str(self.start), str(self.end), str(self.cells)],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+            args += ["--deals", str(self.deals)]
+        try:
+            r = subprocess.run(args, capture_output=True, text=True, check=False)
+        finally:
+            os.unlink(f.name)
         m = re.search(r"expanded (\d+) \(", r.stdout)
         proof = re.search(r"complete search expanded (\d+)", r.stdout)
         limit = re.search(r"limit (\d+);", r.stdout)
@@ -118,20 +123,38 @@ class Work:
         return cost + (10**12 if int(limit.group(1)) > 0 else 0)
 
 
-def neighbours(portfolio: tuple[Member, ...]) -> list[tuple[Member, ...]]:
+@dataclass(frozen=True)
+class Step:
+    """One weight of one member moved by one."""
+
+    member: int
+    term: str
+    delta: int
+
+    def apply(self, t: Tuning) -> Tuning:
+        out = copy.deepcopy(t)
+        w = out["member"][self.member]["weights"]
+        w[self.term] = w.get(self.term, 0) + self.delta
+        return out
+
+    def describe(self, before: Tuning) -> str:
+        old = before["member"][self.member]["weights"].get(self.term, 0)
+        return f"member {self.member + 1} {self.term} {old} -> {old + self.delta}"
+
+
+def neighbours(t: Tuning) -> list[Step]:
+    """Every weight named in the settings, of every member, one up and one down (weights stay >= 0)."""
     out = []
-    for i, m in enumerate(portfolio):
-        for j in range(len(m.weights)):
+    for i, m in enumerate(t["member"]):
+        for term, value in m["weights"].items():
             for d in (-1, 1):
-                w = list(m.weights)
-                w[j] += d
-                if w[j] >= 0:
-                    out.append((*portfolio[:i], replace(m, weights=tuple(w)), *portfolio[i + 1 :]))
+                if value + d >= 0:
+                    out.append(Step(i, term, d))
     return out
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--start", type=int, default=1)
     ap.add_argument("--end", type=int, default=4000)
     ap.add_argument("--deals", type=Path, help="file of deal numbers (instead of --start..--end)")
@@ -139,7 +162,8 @@ def main() -> int:
     ap.add_argument("--cost", choices=("expansions", "time"), default="expansions")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--portfolio", help="members as FCA_PORTFOLIO spells them (default: the engine's)")
+    ap.add_argument("--tuning", type=Path, default=SHIPPED, help="settings to start from (default: the engine's)")
+    ap.add_argument("--out", type=Path, help="write the best settings here (default: print them)")
     a = ap.parse_args()
     if not 1 <= a.start <= a.end or a.steps < 0 or a.jobs < 1:
         print("tune_portfolio: need 1 <= start <= end, steps >= 0, jobs >= 1", file=sys.stderr)
@@ -147,21 +171,29 @@ def main() -> int:
     if a.deals is not None and not a.deals.is_file():
         print(f"tune_portfolio: no such deals file: {a.deals}", file=sys.stderr)
         return 2
-    work = Work(a.start, a.end, a.cells, a.deals, a.cost == "time")
+    best = read_tuning(a.tuning)
     binary = build_range()
-    best = tuple(parse_member(t) for t in (a.portfolio or engine_portfolio()).split(";"))
-    best_cost = work.cost(binary, best)
-    print(f"start {best_cost:.0f} {spec(best)}", flush=True)
-    for step in range(a.steps):
-        cands = neighbours(best)
-        with ThreadPoolExecutor(a.jobs) as ex:
-            costs = list(ex.map(lambda p: work.cost(binary, p), cands))
-        i = min(range(len(cands)), key=costs.__getitem__)
-        if costs[i] >= best_cost:
-            print(f"step {step}: no neighbour is better; done", flush=True)
-            break
-        best, best_cost = cands[i], costs[i]
-        print(f"step {step}: {best_cost:.0f} {spec(best)}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="tune_portfolio.") as scratch:
+        work = Work(a.start, a.end, a.cells, a.deals, a.cost == "time", Path(scratch))
+        best_cost = work.cost(binary, best)
+        print(f"start {best_cost:.0f}", flush=True)
+        for step in range(a.steps):
+            steps = neighbours(best)
+            candidates = [s.apply(best) for s in steps]
+            with ThreadPoolExecutor(a.jobs) as ex:
+                costs = list(ex.map(lambda t: work.cost(binary, t), candidates))
+            i = min(range(len(steps)), key=costs.__getitem__)
+            if costs[i] >= best_cost:
+                print(f"step {step}: no neighbour is better; done", flush=True)
+                break
+            print(f"step {step}: {costs[i]:.0f} ({steps[i].describe(best)})", flush=True)
+            best, best_cost = candidates[i], costs[i]
+    text = to_toml(best)
+    if a.out is None:
+        print(f"best settings ({best_cost:.0f}):\n{text}", end="")
+    else:
+        a.out.write_text(text)
+        print(f"best settings ({best_cost:.0f}) in {a.out}")
     return 0
 
 

@@ -12,8 +12,10 @@
 //! `deal outcome limit single_len multi_len expanded stored peak_bytes elapsed_s [solution]`
 //! (`-` for a missing field; the solution, with `--solutions`, is the moves
 //! in standard notation separated by spaces).
-use engine::solver::{solve, Limits, Outcome};
-use engine::{Board, MoveRule, Variant};
+mod common;
+
+use engine::solver::{solve, Outcome};
+use engine::Board;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
@@ -26,58 +28,17 @@ fn usage(msg: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut positional = Vec::new();
-    let mut variant = Variant::default();
-    let mut limits = Limits::default();
-    let mut solutions = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        let parsed: Result<(), String> = match a.as_str() {
-            "--cells" => value("--cells").and_then(|v| {
-                let k: u8 = v.parse().map_err(|_| format!("bad --cells {v:?}"))?;
-                variant = variant.with_cells(k);
-                Ok(())
-            }),
-            "--move-rule" => value("--move-rule").and_then(|v| {
-                let r: MoveRule = v.parse().map_err(|_| format!("bad --move-rule {v:?}"))?;
-                variant = variant.with_move_rule(r);
-                Ok(())
-            }),
-            "--max-positions" => value("--max-positions").and_then(|v| {
-                limits.max_positions = v
-                    .parse()
-                    .map_err(|_| format!("bad --max-positions {v:?}"))?;
-                Ok(())
-            }),
-            "--max-bytes" => value("--max-bytes").and_then(|v| {
-                limits.max_bytes = v.parse().map_err(|_| format!("bad --max-bytes {v:?}"))?;
-                Ok(())
-            }),
-            "--solutions" => {
-                solutions = true;
-                Ok(())
-            }
-            s if s.starts_with("--") => Err(format!("unknown option {s:?}")),
-            s => {
-                positional.push(s.to_string());
-                Ok(())
-            }
-        };
-        if let Err(e) = parsed {
-            return usage(&e);
+    let values = ["--cells", "--move-rule", "--max-positions", "--max-bytes"];
+    let parsed = common::Args::parse(&values, &["--solutions"]).and_then(|a| {
+        if a.positional.len() != 2 {
+            return Err("expected START and END".to_string());
         }
-    }
-    let [start, end] = positional.as_slice() else {
-        return usage("expected START and END");
-    };
-    let (Ok(start), Ok(end)) = (start.parse::<u64>(), end.parse::<u64>()) else {
-        return usage("START and END must be deal numbers");
+        let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
+        Ok((start, end, a.variant()?, a.limits()?, a.flag("--solutions")))
+    });
+    let (start, end, variant, limits, solutions) = match parsed {
+        Ok(p) => p,
+        Err(e) => return usage(&e),
     };
     if let Err(e) = Board::deal(start.max(1), variant) {
         return usage(&e.to_string());

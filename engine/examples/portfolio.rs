@@ -1,51 +1,65 @@
-//! Experiment: expansions per deal for several heuristic configurations.
-use engine::solver::{best_first_with, dfs_with, Limits, Outcome};
-use engine::{Board, Variant};
+//! Experiment: expansions per deal of each member of a portfolio run
+//! alone, each capped (`-` and the count when it does not win within the
+//! cap); with `--complete`, of the complete search ordered by each member's
+//! weights instead. One line per deal: the deal, then one figure per member.
+//!
+//! ```text
+//! cargo run --release --example portfolio -- START END CAP [--cells K]
+//!     [--tuning FILE] [--deals FILE] [--complete]
+//! ```
+mod common;
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let start: u64 = args[1].parse().unwrap();
-    let end: u64 = args[2].parse().unwrap();
-    let cap: u64 = args[3].parse().unwrap();
-    let cells: u8 = args.get(4).map_or(4, |s| s.parse().unwrap());
-    let cfgs: Vec<([i32; 8], bool)> = std::env::var("FCA_CFGS")
-        .unwrap()
-        .split(';')
-        .map(|c| {
-            let (w, p) = c.split_once('/').unwrap();
-            let mut a = [0; 8];
-            for (i, x) in w.split(',').enumerate() {
-                a[i] = x.parse().unwrap();
-            }
-            (a, p == "1")
-        })
-        .collect();
+use engine::solver::{solve_complete_alone, solve_member_alone, Outcome};
+use engine::Board;
+use std::process::ExitCode;
 
-    let v = Variant::default().with_cells(cells);
-    let l = Limits::default();
-    // FCA_DEALS: an explicit comma-separated list instead of START..=END.
-    let deals: Vec<u64> = match std::env::var("FCA_DEALS") {
-        Ok(list) => list.split(',').map(|x| x.trim().parse().unwrap()).collect(),
-        Err(_) => (start..=end).collect(),
+fn main() -> ExitCode {
+    let parsed = common::Args::parse(&["--cells", "--tuning", "--deals"], &["--complete"])
+        .and_then(|a| {
+            let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
+            let cap = a.number(2, "CAP")?;
+            Ok((
+                a.deals(start, end)?,
+                cap,
+                a.variant()?,
+                a.tuning()?,
+                a.flag("--complete"),
+            ))
+        });
+    let (deals, cap, v, tuning, complete) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("portfolio: {e}");
+            return ExitCode::from(2);
+        }
     };
+    let l = engine::solver::Limits::default();
     for n in deals {
-        let b = Board::deal(n, v).unwrap();
-        let row: Vec<String> = cfgs
+        let b = match Board::deal(n, v) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("portfolio: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let row: Vec<String> = tuning
+            .members
             .iter()
-            .map(|(w, p)| {
-                let r = if std::env::var("FCA_DFS").is_ok() {
-                    dfs_with(&b, &l, cap, w)
+            .map(|m| {
+                let r = if complete {
+                    solve_complete_alone(&b, &l, cap, &m.weights)
                 } else {
-                    best_first_with(&b, &l, cap, w, *p)
+                    solve_member_alone(&b, &l, cap, m)
                 };
                 if r.outcome == Outcome::Solved {
                     r.stats.expanded.to_string()
                 } else {
-                    // Not solved within the cap (or exhausted): "-" and the count.
+                    // Not won within the cap (or exhausted): "-" and the count.
                     format!("-{}", r.stats.expanded)
                 }
             })
             .collect();
         println!("{n} {}", row.join(" "));
     }
+    ExitCode::SUCCESS
 }

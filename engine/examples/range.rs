@@ -1,26 +1,56 @@
 //! Solves a range of Microsoft deals on one thread and prints a summary:
-//! `cargo run --release --example range -- START END [CELLS] [MOVE_RULE]`.
-use engine::solver::{solve, Limits, Outcome};
-use engine::{Board, MoveRule, Variant};
+//! outcomes, the distribution of expansions per deal, the complete
+//! search's share, and time. The tuning workhorse (`bench/tune_portfolio.py`
+//! reads its summary lines).
+//!
+//! ```text
+//! cargo run --release --example range -- START END [--cells K] [--move-rule R]
+//!     [--max-positions N] [--max-bytes N] [--deals FILE] [--tuning FILE]
+//!     [--list-hard N]
+//! ```
+//!
+//! `--deals FILE`: the deal numbers in FILE instead of START..=END.
+//! `--tuning FILE`: the search's settings from FILE (in the form of
+//! `engine/src/solver/tuning.toml`) instead of the shipped ones.
+//! `--list-hard N`: a line `hard DEAL EXPANDED OUTCOME PROOF_EXPANDED` for
+//! every deal that takes more than N expansions.
+mod common;
+
+use engine::solver::{solve_with, Outcome};
+use engine::Board;
+use std::process::ExitCode;
 use std::time::Instant;
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let start: u64 = args.get(1).map_or(1, |s| s.parse().unwrap());
-    let end: u64 = args.get(2).map_or(1000, |s| s.parse().unwrap());
-    let cells: u8 = args.get(3).map_or(4, |s| s.parse().unwrap());
-    let rule: MoveRule = args
-        .get(4)
-        .map_or(MoveRule::Product, |s| s.parse().unwrap());
-    let v = Variant::default().with_cells(cells).with_move_rule(rule);
-    let limits = Limits {
-        max_positions: std::env::var("FCA_MAXPOS")
-            .map(|s| s.parse().unwrap())
-            .unwrap_or(Limits::default().max_positions),
-        max_bytes: std::env::var("FCA_MAXBYTES")
-            .map(|s| s.parse().unwrap())
-            .unwrap_or(Limits::default().max_bytes),
-        ..Limits::default()
+fn main() -> ExitCode {
+    let values = [
+        "--cells",
+        "--move-rule",
+        "--max-positions",
+        "--max-bytes",
+        "--deals",
+        "--tuning",
+        "--list-hard",
+    ];
+    let parsed = common::Args::parse(&values, &[]).and_then(|a| {
+        let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
+        let deals = a.deals(start, end)?;
+        let list_hard: Option<u64> = a.value("--list-hard")?;
+        Ok((
+            start,
+            end,
+            deals,
+            a.variant()?,
+            a.limits()?,
+            a.tuning()?,
+            list_hard,
+        ))
+    });
+    let (start, end, deals, v, limits, tuning, list_hard) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("range: {e}");
+            return ExitCode::from(2);
+        }
     };
     let t0 = Instant::now();
     let (mut solved, mut unsolvable, mut limit) = (0, 0, 0);
@@ -30,24 +60,16 @@ fn main() {
     let mut exps = Vec::new();
     let mut peak = 0u64;
     let mut worst = (0u64, 0u64);
-    // FCA_DEALS_FILE: deal numbers, one per line, instead of START..=END.
-    let deals: Vec<u64> = match std::env::var("FCA_DEALS_FILE") {
-        Ok(f) => std::fs::read_to_string(f)
-            .unwrap()
-            .split_whitespace()
-            .map(|x| x.parse().unwrap())
-            .collect(),
-        Err(_) => (start..=end).collect(),
-    };
     let count = deals.len().max(1) as f64;
-    // FCA_LISTHARD=N lists the deals that took more than N expansions (2000
-    // when N is not a number), as "hard DEAL EXPANDED OUTCOME PROOF_EXPANDED".
-    let list_hard: Option<u64> = std::env::var("FCA_LISTHARD")
-        .ok()
-        .map(|v| v.parse().unwrap_or(2000));
     for n in deals {
-        let b = Board::deal(n, v).unwrap();
-        let r = solve(&b, &limits);
+        let b = match Board::deal(n, v) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("range: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let r = solve_with(&b, &limits, &tuning);
         expanded += r.stats.expanded;
         proof_expanded += r.stats.proof_expanded;
         exps.push(r.stats.expanded);
@@ -98,8 +120,9 @@ fn main() {
     // member's): what `bench/tune_portfolio.py --cost time` weighs.
     println!("complete search expanded {proof_expanded}");
     println!(
-        "deals {start}..{end} cells {cells}: solved {solved} unsolvable {unsolvable} limit {limit}; \
+        "deals {start}..{end} cells {}: solved {solved} unsolvable {unsolvable} limit {limit}; \
          {el:.2}s, {:.1} us/deal, expanded {expanded} ({:.0}/deal), worst #{} {}; median single len {}; p90 {}; peak {} MB",
+        v.cells,
         el * 1e6 / count,
         expanded as f64 / count,
         worst.0, worst.1,
@@ -107,4 +130,5 @@ fn main() {
         lens.get(lens.len() * 9 / 10).copied().unwrap_or(0),
         peak >> 20
     );
+    ExitCode::SUCCESS
 }

@@ -1,11 +1,32 @@
-//! A set of 64-bit fingerprints for the best-first members' visited sets:
-//! open addressing with linear probing in a power-of-two table at most half
-//! full, the key's top bits as its first slot (fingerprints are already
-//! uniformly mixed, `Board::fingerprint`), 0 marking an empty slot (the key
-//! 0 itself is kept in a flag). A member's set is small and hot, and most
-//! inserts are answered at the first slot: about a tenth of the
-//! instructions of a general-purpose table (MS 1..300 with 4 cells: 47 M
-//! instructions in hashbrown's inserts, docs/SOLVER.md, session 13).
+//! Sets of fingerprints (`Board::fingerprint`, already uniformly mixed):
+//! `FpHasher`, which hands a hash table a fingerprint's low 64 bits as its
+//! hash, and `FpSet`, the best-first members' visited sets: open addressing
+//! with linear probing in a power-of-two table at most half full, the key's
+//! top bits as its first slot, 0 marking an empty slot (the key 0 itself is
+//! kept in a flag). A member's set is small and hot, and most inserts are
+//! answered at the first slot: about a tenth of the instructions of a
+//! general-purpose table (docs/solver-log.md).
+
+use std::hash::Hasher;
+
+/// A hasher for fingerprint keys: their low 64 bits are the hash.
+#[derive(Default)]
+pub struct FpHasher(u64);
+
+impl Hasher for FpHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u128 and u64 keys")
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64;
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
 
 /// The set. `capacity` is the number of keys it holds before it grows.
 #[derive(Clone, Debug)]

@@ -25,10 +25,9 @@ impl Board {
     /// one (the same cards are accessible after either first move, so the
     /// same automatic moves follow, and the column is still empty). The
     /// search stores the same set of positions, with fewer children to
-    /// generate and look up on the way (MS 1..100 with 3 cells: 356 M ->
-    /// 315 M instructions, session 14; tests
+    /// generate and look up on the way (docs/solver-log.md; tests
     /// `a_card_left_out_of_an_empty_column_gets_there_through_a_cell`,
-    /// `solver::tests::a_proof_stores_every_reachable_position`).
+    /// `solver::complete::tests::a_proof_stores_every_reachable_position`).
     #[inline]
     pub fn gen_moves_with_runs(&self, out: &mut Vec<Move>, runs: u64) {
         debug_assert_eq!(runs, self.runs());
@@ -246,9 +245,8 @@ impl Board {
         }
         // Column to cell.
         if empty_cells > 0 {
-            let keep_runs = pruned && !prune_cells_off();
             for src in 0..nc {
-                if self.lens[src] == 0 || (keep_runs && runs[src] > 1) {
+                if self.lens[src] == 0 || (pruned && runs[src] > 1) {
                     continue;
                 }
                 let len = self.lens[src] as usize;
@@ -322,10 +320,10 @@ impl Board {
     /// - moves that break a run: part of a run onto another column, the top
     ///   card of a run to a cell, and a part of a run into an empty column
     ///   other than a single card and as much as fits;
-    /// - free space spent on cards a column would take (session 14): a card
+    /// - free space spent on cards a column would take: a card
     ///   goes to a cell, from a cell into an empty column, or as a whole
     ///   run into an empty column, only if it can go onto no column;
-    /// - an empty column used for nothing (session 14): a card leaves a
+    /// - an empty column used for nothing: a card leaves a
     ///   cell for an empty column only if some card could then go onto it
     ///   (the base of a column's top run or a card in a cell,
     ///   `movable_cards`), and a single card goes into one from a column
@@ -334,9 +332,9 @@ impl Board {
     ///
     /// Incomplete on purpose (the complete search uses
     /// `gen_moves_with_runs`): these are the moves a player would not make,
-    /// and leaving them out cut the 4-cell expansions of MS 1..32000 from
-    /// 5.995 M to 4.716 M (docs/SOLVER.md, session 14). The run lengths
-    /// are given (`runs`, or `runs_after` from the previous position's).
+    /// and leaving them out cut the members' expansions by about a fifth
+    /// (docs/solver-log.md). The run lengths are given (`runs`, or
+    /// `runs_after` from the previous position's).
     ///
     /// The same moves in the same order as the shared generator
     /// (`gen_moves_inner` with `pruned`, which debug builds compare), by a
@@ -537,11 +535,10 @@ impl Board {
         // Column to cell (pruned: a lone card only, not a run's top, and
         // only one that can go onto no column).
         if empty_cells > 0 {
-            let keep_runs = PRUNED && !prune_cells_off();
             for src in 0..nc {
                 let run = (runs >> (4 * src)) & 15;
                 let len = self.lens[src] as usize;
-                if len == 0 || (keep_runs && run > 1) {
+                if len == 0 || (PRUNED && run > 1) {
                     continue;
                 }
                 if PRUNED && onto_cols(self.cols[src][(len - 1) & (COL_CAP - 1)]) != 0 {
@@ -562,11 +559,6 @@ impl Board {
         self.gen_moves(&mut v, true);
         v
     }
-}
-
-fn prune_cells_off() -> bool {
-    static P: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *P.get_or_init(|| std::env::var("FCA_CELLBREAK").is_ok())
 }
 
 #[cfg(test)]

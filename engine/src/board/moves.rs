@@ -416,7 +416,7 @@ impl Board {
     }
 
     /// `move_to_notation` without an allocation (a solution writes one per
-    /// move: 3 % of the CPU of MS 1..8000 with 4 cells as `String`s).
+    /// move; docs/solver-log.md).
     #[inline]
     pub fn notation(&self, m: Move) -> Notation {
         let mut n = Notation {

@@ -1,0 +1,632 @@
+//! The complete search: the one that proves. Depth-first over every move
+//! (every single-card move, multi-card moves as shorthand), after every
+//! move the safe automatic moves (`Board::is_safe_home`), children ordered
+//! by the heuristic, and a visited set of 128-bit fingerprints. It either
+//! finds a win or visits every reachable position; only then does it answer
+//! `unsolvable` (docs/SOLVER.md, "Why `unsolvable` is a proof").
+//!
+//! Its interface: a board, an order (`Weights`) and the limits in
+//! (`Search::new`); `resume` with an expansion target, the room the other
+//! searches leave it, and the solve's budget; a `SolveResult` out
+//! (`Step::Done`). It runs in turns beside the portfolio, or alone.
+
+use super::budget::{table_bytes, vec_growth, Budget, Load, Room};
+#[cfg(debug_assertions)]
+use super::heuristic::score;
+use super::heuristic::{Heuristic, Parent, Weights};
+use super::{solution, LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
+use crate::board::{Board, DirtyMark, Loc, Move};
+use crate::fpset::FpHasher;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+/// The visited set: whole fingerprints (the proof's soundness bound,
+/// docs/SOLVER.md).
+type Visited = HashSet<u128, BuildHasherDefault<FpHasher>>;
+
+/// Bytes of a visited set with room for `cap` positions.
+fn visited_bytes(cap: usize) -> u64 {
+    table_bytes(cap, 16)
+}
+
+/// The most moves one position has in any variant (10 columns, 10 cells):
+/// a bound on the children an expansion pushes.
+const MAX_CHILDREN: usize = 512;
+
+/// A position on the search's path.
+struct Frame {
+    /// The move that led here (None at the root) and how many automatic
+    /// foundation moves followed it in `auto_log`.
+    mv: Option<Move>,
+    autos: usize,
+    /// The position's column-hash state once expanded (settled), restored
+    /// whenever a child's moves are undone.
+    mark: DirtyMark,
+    /// This frame's children in `children[start..end]`, next to try at `next`.
+    start: usize,
+    next: usize,
+    /// The position's run lengths (`Board::runs`): a child's are these with
+    /// the columns its moves changed recomputed.
+    runs: u64,
+}
+
+/// How a turn of the search ended.
+pub(super) enum Step {
+    /// It has an answer.
+    Done(SolveResult),
+    /// It has made its expansions.
+    Paused,
+    /// The room the other searches leave it is used up: to be resumed
+    /// once they are gone.
+    Squeezed,
+}
+
+pub(super) struct Search {
+    started: bool,
+    heuristic: Heuristic,
+    /// An experiment's cap on expansions (`solve_complete_alone`).
+    cap: u64,
+    start: Board,
+    b: Board,
+    limits: Limits,
+    visited: Visited,
+    frames: Vec<Frame>,
+    /// Children waiting, per frame: score, move and fingerprint.
+    children: Vec<(i32, Move, u128)>,
+    auto_log: Vec<Move>,
+    scratch: Vec<Move>,
+    stats: Stats,
+}
+
+impl Search {
+    /// A search of `board`'s positions, children in the order of `order`.
+    pub(super) fn new(board: &Board, order: Weights, limits: &Limits) -> Self {
+        Search {
+            started: false,
+            heuristic: Heuristic::new(order, limits.max_bytes),
+            cap: u64::MAX,
+            start: board.clone(),
+            b: board.clone(),
+            limits: *limits,
+            visited: Visited::default(),
+            frames: Vec::new(),
+            children: Vec::new(),
+            auto_log: Vec::new(),
+            scratch: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Whether it has taken a turn.
+    pub(super) fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Positions expanded.
+    pub(super) fn expansions(&self) -> u64 {
+        self.stats.expanded
+    }
+
+    /// What it holds.
+    pub(super) fn load(&self) -> Load {
+        Load {
+            bytes: self.bytes(),
+            stored: self.visited.len() as u64,
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        visited_bytes(self.visited.capacity())
+            + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
+            + (self.children.capacity() * std::mem::size_of::<(i32, Move, u128)>()) as u64
+            + self.heuristic.bytes()
+            + (self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
+    }
+
+    /// Room for `n` more positions in the visited set, if the set then
+    /// takes at most 1/16 of `max_bytes` (like the portfolio's first tables).
+    pub(super) fn reserve(&mut self, n: usize, max_bytes: u64) {
+        let n = n.min(self.limits.max_positions as usize);
+        let want = self.visited.len() + n;
+        if want > self.visited.capacity() && visited_bytes(want) + self.bytes() <= max_bytes / 16 {
+            self.visited.reserve(n);
+        }
+    }
+
+    /// Starts or continues the search until it has expanded `until`
+    /// positions, holding at most `room` (the limits, less what other
+    /// searches of the solve hold): past that it pauses (`Squeezed`)
+    /// without losing the position, to be resumed later. The time limit is
+    /// the whole solve's (`budget`).
+    pub(super) fn resume(&mut self, until: u64, room: Room, budget: &Budget) -> Step {
+        if !self.started {
+            self.started = true;
+            let root_autos = self.b.autoplay(&mut self.auto_log);
+            if let Err(k) = self.store(self.b.fingerprint(), budget.whole()) {
+                return Step::Done(self.finish(Outcome::Limit(k), None, budget));
+            }
+            if self.b.is_won() {
+                let sol = self.build_solution();
+                return Step::Done(self.finish(Outcome::Solved, Some(sol), budget));
+            }
+            self.expand(None, root_autos, None);
+        }
+        loop {
+            if self.stats.expanded >= until {
+                return Step::Paused;
+            }
+            let Some(top) = self.frames.last_mut() else {
+                return Step::Done(self.finish(Outcome::Unsolvable, None, budget));
+            };
+            if top.next == top.start {
+                // Exhausted: back up.
+                let f = self.frames.pop().unwrap();
+                self.children.truncate(f.start);
+                if let Some(m) = f.mv {
+                    self.b.undo_autoplay(&mut self.auto_log, f.autos);
+                    self.b.undo(m);
+                    // The child's expansion settled its own column mixes;
+                    // settle back so the parent's mark holds again.
+                    self.b.settle();
+                }
+                continue;
+            }
+            top.next -= 1;
+            let (h, m, fp) = self.children[top.next];
+            // Stored since it was generated (by an earlier sibling's
+            // subtree): skipped without being played again.
+            if self.visited.contains(&fp) {
+                continue;
+            }
+            self.b.apply(m);
+            let n = self.b.autoplay_after(&mut self.auto_log, m, false);
+            if let Err(k) = self.store(fp, room) {
+                self.b.undo_autoplay(&mut self.auto_log, n);
+                self.b.undo(m);
+                let mark = self.frames.last().unwrap().mark;
+                self.b.restore_dirty(mark);
+                let squeezed = match k {
+                    LimitKind::Bytes => room.bytes < self.limits.max_bytes,
+                    LimitKind::Positions => room.positions < self.limits.max_positions,
+                    LimitKind::Time => false,
+                };
+                if squeezed {
+                    // Not this search's own limit: retry this child later.
+                    self.frames.last_mut().unwrap().next += 1;
+                    return Step::Squeezed;
+                }
+                return Step::Done(self.finish(Outcome::Limit(k), None, budget));
+            }
+            if self.b.is_won() {
+                let mark = self.b.dirty_mark();
+                self.frames.push(Frame {
+                    mv: Some(m),
+                    autos: n,
+                    mark,
+                    start: 0,
+                    next: 0,
+                    runs: 0,
+                });
+                let sol = self.build_solution();
+                return Step::Done(self.finish(Outcome::Solved, Some(sol), budget));
+            }
+            if self.stats.expanded >= self.cap {
+                let limit = Outcome::Limit(LimitKind::Positions);
+                return Step::Done(self.finish(limit, None, budget));
+            }
+            if self.stats.expanded & 1023 == 0 && budget.out_of_time() {
+                let limit = Outcome::Limit(LimitKind::Time);
+                return Step::Done(self.finish(limit, None, budget));
+            }
+            self.expand(Some(m), n, Some(h));
+        }
+    }
+
+    /// Stores the current position, not yet stored, whose fingerprint is
+    /// `fp`; `Err` when that or the expansion that follows would take more
+    /// than `room`.
+    fn store(&mut self, fp: u128, room: Room) -> Result<(), LimitKind> {
+        debug_assert_eq!(fp, self.b.fingerprint());
+        debug_assert!(!self.visited.contains(&fp));
+        if self.visited.len() as u64 >= room.positions {
+            return Err(LimitKind::Positions);
+        }
+        // The expansion that follows pushes a frame and up to
+        // `MAX_CHILDREN` children: what storing the position and expanding
+        // it may allocate is counted before, each growth as a new buffer
+        // while the old one still lives.
+        let mut grown = 0;
+        if self.visited.len() == self.visited.capacity() {
+            grown += visited_bytes((self.visited.capacity() * 2).max(64));
+        }
+        if self.frames.len() == self.frames.capacity() {
+            grown += vec_growth(&self.frames, 1);
+        }
+        if self.children.len() + MAX_CHILDREN > self.children.capacity() {
+            grown += vec_growth(&self.children, MAX_CHILDREN);
+        }
+        if grown > 0 {
+            let now = self.bytes();
+            if now + grown > room.bytes {
+                return Err(LimitKind::Bytes);
+            }
+            self.stats.peak_bytes = self.stats.peak_bytes.max(now + grown);
+            self.frames.reserve(1);
+            self.children.reserve(MAX_CHILDREN);
+        }
+        self.visited.insert(fp);
+        self.stats.stored += 1;
+        Ok(())
+    }
+
+    /// Generates, scores and orders the current position's children
+    /// (reached by `mv` and `autos` automatic moves); `h` is the position's
+    /// own score when known (it was scored as a child).
+    fn expand(&mut self, mv: Option<Move>, autos: usize, h: Option<i32>) {
+        self.stats.expanded += 1;
+        let start = self.children.len();
+        // The columns changed since the parent's expansion settled (its
+        // children's moves were undone and its mark restored since).
+        let runs = match (mv, self.frames.last()) {
+            (Some(_), Some(f)) => self.b.runs_after(f.runs, self.b.changed_columns()),
+            _ => self.b.runs(),
+        };
+        self.b.settle();
+        let mark = self.b.dirty_mark();
+        self.scratch.clear();
+        self.b.gen_moves_with_runs(&mut self.scratch, runs);
+        debug_assert!(self.scratch.len() <= MAX_CHILDREN);
+        let prev = mv.filter(|_| autos == 0);
+        // Children are scored from this position's score (`Parent`).
+        let total = h.unwrap_or_else(|| self.heuristic.score(&self.b));
+        let mut parent = Parent::new(&self.b, total, &self.heuristic);
+        for idx in 0..self.scratch.len() {
+            let m = self.scratch[idx];
+            if prev.is_some_and(|p| undoes(p, m)) {
+                continue;
+            }
+            if !m.is_home() && !self.b.exposes_home(m, false) {
+                // A move after which nothing goes home: fingerprinted and
+                // scored without being played (never won: the foundations
+                // stay as they are), as in the best-first members.
+                let (fp, ha, hd) = self.b.wide_after(m);
+                if !self.visited.contains(&fp) {
+                    let s = parent.plain(&mut self.heuristic, &self.b, m, ha, hd);
+                    #[cfg(debug_assertions)]
+                    {
+                        let mut c = self.b.clone();
+                        c.apply(m);
+                        debug_assert_eq!(s, score(&c, self.heuristic.weights()));
+                    }
+                    self.children.push((s, m, fp));
+                }
+                continue;
+            }
+            self.played_child(m, mark, &mut parent);
+        }
+        // Best last so that the next child is popped from the end cheaply;
+        // the stable sort keeps generation order among equals (determinism).
+        self.children[start..].sort_by_key(|c| std::cmp::Reverse(c.0));
+        let end = self.children.len();
+        self.frames.push(Frame {
+            mv,
+            autos,
+            mark,
+            start,
+            next: end,
+            runs,
+        });
+    }
+
+    /// Plays `m` (a move home, or one after which cards go home) with its
+    /// automatic moves, adds the child if new, and takes the moves back:
+    /// scored like the members' such children, replacing the parts of the
+    /// columns that changed or hold a suit's new next card.
+    fn played_child(&mut self, m: Move, mark: DirtyMark, parent: &mut Parent) {
+        self.b.apply(m);
+        let n = self.b.autoplay_after(&mut self.auto_log, m, false);
+        let mut pending = None;
+        #[cfg(debug_assertions)]
+        let mut full = 0;
+        let fp = self.b.fingerprint();
+        if !self.visited.contains(&fp) {
+            if self.b.is_won() {
+                self.children.push((i32::MIN, m, fp));
+            } else {
+                let u = parent.played(&mut self.heuristic, &self.b);
+                #[cfg(debug_assertions)]
+                {
+                    full = score(&self.b, self.heuristic.weights());
+                }
+                pending = Some((self.children.len(), u));
+                self.children.push((0, m, fp));
+            }
+        }
+        self.b.undo_autoplay(&mut self.auto_log, n);
+        self.b.undo(m);
+        self.b.restore_dirty(mark);
+        if let Some((i, u)) = pending {
+            self.children[i].0 = parent.finish(&mut self.heuristic, &self.b, u);
+            #[cfg(debug_assertions)]
+            debug_assert_eq!(self.children[i].0, full);
+        }
+    }
+
+    fn finish(
+        &mut self,
+        outcome: Outcome,
+        solution: Option<Solution>,
+        budget: &Budget,
+    ) -> SolveResult {
+        self.stats.elapsed = budget.elapsed();
+        self.stats.peak_bytes = self.stats.peak_bytes.max(self.bytes());
+        self.stats.proof_expanded = self.stats.expanded;
+        SolveResult {
+            outcome,
+            solution,
+            stats: self.stats,
+        }
+    }
+
+    /// The path on the stack, shortened, as a `Solution`.
+    fn build_solution(&mut self) -> Solution {
+        let path: Vec<Move> = self.frames.iter().filter_map(|f| f.mv).collect();
+        let path = solution::shorten(&self.start, &path, false);
+        solution::describe(&self.start, &path, false)
+    }
+}
+
+/// Whether `m`, played right after `prev` with no automatic move between,
+/// only takes `prev` back: the same cards return where they came from (to
+/// any free cell, if from one), so it reaches the position before `prev`
+/// up to the order of cells, which fingerprints ignore: a position already
+/// stored. Skipping such a child changes nothing but the work
+/// (docs/solver-log.md).
+#[inline]
+fn undoes(prev: Move, m: Move) -> bool {
+    let (
+        Move::Shift {
+            from: prev_from,
+            to: prev_to,
+            count: prev_count,
+        },
+        Move::Shift { from, to, count },
+    ) = (prev, m)
+    else {
+        return false;
+    };
+    from == prev_to
+        && count == prev_count
+        && match prev_from {
+            Loc::Cell(_) => matches!(to, Loc::Cell(_)),
+            Loc::Column(_) => to == prev_from,
+        }
+}
+
+/// The complete search alone, children in the order of `order`, for at
+/// most `cap` expansions (then a position limit): an experiment, and the
+/// tests' reference proof.
+pub fn solve_complete_alone(
+    board: &Board,
+    limits: &Limits,
+    cap: u64,
+    order: &Weights,
+) -> SolveResult {
+    let budget = Budget::new(limits);
+    let mut s = Search::new(board, *order, limits);
+    s.cap = cap;
+    loop {
+        if let Step::Done(r) = s.resume(u64::MAX, budget.whole(), &budget) {
+            return r;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::card::Card;
+    use crate::solver::Tuning;
+    use crate::variant::{MoveRule, Variant};
+
+    #[test]
+    fn a_move_that_undoes_the_last_reaches_its_start() {
+        // Walks through real games; wherever `undoes` says a move takes the
+        // previous one back, it must lead to the position before that one.
+        let mut checked = 0;
+        for deal in 1..=40u64 {
+            let cells = (deal % 5) as u8;
+            let mut b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
+            let mut log = Vec::new();
+            b.autoplay(&mut log);
+            let mut x = deal;
+            for _ in 0..300 {
+                let mut moves = Vec::new();
+                b.gen_moves(&mut moves, false);
+                if moves.is_empty() {
+                    break;
+                }
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let prev = moves[(x >> 33) as usize % moves.len()];
+                let before = b.fingerprint();
+                b.apply(prev);
+                if b.autoplay_after(&mut log, prev, false) > 0 {
+                    continue;
+                }
+                let mut next = Vec::new();
+                b.gen_moves(&mut next, false);
+                for m in next.into_iter().filter(|&m| undoes(prev, m)) {
+                    let mut c = b.clone();
+                    c.apply(m);
+                    assert_eq!(c.autoplay_after(&mut log, m, false), 0);
+                    assert_eq!(c.fingerprint(), before, "{prev:?} then {m:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    /// Exhaustive search over single-card moves, with or without the safe
+    /// automatic moves; `None` when it needs more than `cap` positions.
+    fn exhaustive(start: &Board, autos: bool, cap: usize) -> Option<bool> {
+        reachable(start, autos, cap).map(|(won, _)| won)
+    }
+
+    /// `exhaustive`, and how many positions it stored.
+    fn reachable(start: &Board, autos: bool, cap: usize) -> Option<(bool, usize)> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![start.clone()];
+        let mut log = Vec::new();
+        let mut gen = Vec::new();
+        while let Some(mut b) = stack.pop() {
+            if autos {
+                b.autoplay(&mut log);
+            }
+            if b.is_won() {
+                return Some((true, seen.len()));
+            }
+            if !seen.insert(b.canonical_key()) {
+                continue;
+            }
+            if seen.len() > cap {
+                return None;
+            }
+            gen.clear();
+            b.gen_moves(&mut gen, false);
+            for &m in &gen {
+                if m.cards() == 1 {
+                    let mut c = b.clone();
+                    c.apply(m);
+                    stack.push(c);
+                }
+            }
+        }
+        Some((false, seen.len()))
+    }
+
+    /// Positions from late in real games (deals `deals`, walked part of the
+    /// way along a solution without automatic moves past the cut, so they
+    /// keep cards that could go home), in `v` with 0, 1 and 2 cells: small
+    /// enough to search exhaustively, and both won and lost ones occur.
+    fn late_positions(v: Variant, deals: std::ops::RangeInclusive<u64>) -> Vec<Board> {
+        let single = Variant::default().with_move_rule(MoveRule::Single);
+        let mut out = Vec::new();
+        for deal in deals {
+            let b = Board::deal(deal, single).unwrap();
+            let sol = crate::solver::solve(&b, &Limits::default())
+                .solution
+                .unwrap();
+            for percent in [25usize, 35, 45, 55, 65, 80] {
+                let mut p = b.clone();
+                for &m in &sol.moves[..sol.moves.len() * percent / 100] {
+                    p.apply(m);
+                }
+                for cells in [0u8, 1, 2] {
+                    let occupied: Vec<Card> = (0..4).filter_map(|i| p.cell(i)).collect();
+                    if occupied.len() > cells as usize {
+                        continue;
+                    }
+                    let cols: Vec<Vec<Card>> = (0..8)
+                        .map(|i| p.column(i).iter().map(|&c| Card(c)).collect())
+                        .collect();
+                    let slots: Vec<Option<Card>> = occupied.iter().map(|&c| Some(c)).collect();
+                    let q = Board::from_parts(v.with_cells(cells), &cols, &slots, p.foundations());
+                    out.push(q.unwrap());
+                }
+            }
+        }
+        out
+    }
+
+    /// The safe automatic foundation moves never change whether a position
+    /// can be won: on late positions with few cells, exhaustive single-card
+    /// searches with and without them agree.
+    #[test]
+    fn auto_moves_keep_verdicts() {
+        let (mut compared, mut won, mut lost) = (0, 0, 0);
+        let single = Variant::default().with_move_rule(MoveRule::Single);
+        for q in late_positions(single, 1..=120) {
+            let (Some(a), Some(b)) = (exhaustive(&q, true, 40_000), exhaustive(&q, false, 40_000))
+            else {
+                continue;
+            };
+            assert_eq!(a, b, "{q}");
+            compared += 1;
+            if a {
+                won += 1;
+            } else {
+                lost += 1;
+            }
+        }
+        eprintln!("auto-move verdicts compared: {compared} ({won} won, {lost} lost)");
+        assert!(
+            compared >= 40 && won >= 10 && lost >= 10,
+            "{compared} {won} {lost}"
+        );
+    }
+
+    /// The complete search, multi-card moves and all (as shorthand) and the
+    /// moves its generator leaves out (`Board::gen_moves_with_runs`), proves
+    /// a lost position only after storing exactly the positions an
+    /// exhaustive single-card search reaches.
+    #[test]
+    fn a_proof_stores_every_reachable_position() {
+        let mut compared = 0;
+        for rule in [MoveRule::Product, MoveRule::Doubling] {
+            let v = Variant::default().with_move_rule(rule);
+            for q in late_positions(v, 1..=120) {
+                let Some((false, n)) = reachable(&q, true, 40_000) else {
+                    continue;
+                };
+                let r = solve_complete_alone(
+                    &q,
+                    &Limits::default(),
+                    u64::MAX,
+                    &Tuning::shipped().final_order,
+                );
+                assert_eq!(r.outcome, Outcome::Unsolvable, "{q}");
+                assert_eq!(r.stats.stored, n as u64, "{rule:?}\n{q}");
+                compared += 1;
+            }
+        }
+        assert!(compared >= 20, "{compared}");
+    }
+
+    /// The complete search counts what the expansion after a store may
+    /// allocate: here a full child stack, whose doubling alone would pass
+    /// the budget, stops the store as a byte limit; with room, the store
+    /// goes on and the stack has room for the expansion's children.
+    #[test]
+    fn storing_counts_the_stacks_an_expansion_may_grow() {
+        let b = Board::deal(1, Variant::default()).unwrap();
+        let child = std::mem::size_of::<(i32, Move, u128)>() as u64;
+        let n = 1usize << 16;
+        for (mb, ok) in [(5u64, false), (7, true)] {
+            // The stack takes n * child bytes (2 MiB); doubling, 4 MiB more.
+            let limits = Limits {
+                max_bytes: mb << 20,
+                ..Limits::default()
+            };
+            let mut s = Search::new(&b, Tuning::shipped().final_order, &limits);
+            let any = Move::Home {
+                from: Loc::Cell(0),
+                suit: 0,
+            };
+            s.children = vec![(0, any, 0); n];
+            assert_eq!(s.children.capacity(), n);
+            let fp = s.b.fingerprint();
+            let r = s.store(fp, Budget::new(&limits).whole());
+            assert_eq!(r.is_ok(), ok, "{mb} MiB: {r:?}");
+            if ok {
+                assert!(s.children.capacity() >= n + MAX_CHILDREN);
+                assert!(s.stats.peak_bytes >= (3 * n) as u64 * child);
+                assert!(s.stats.peak_bytes <= limits.max_bytes);
+            } else {
+                assert_eq!(r, Err(LimitKind::Bytes));
+            }
+        }
+    }
+}

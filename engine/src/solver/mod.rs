@@ -1,0 +1,349 @@
+//! The solver: one call, `solve(board, limits)`, ends in exactly one
+//! outcome: `solved` (with a solution), `unsolvable` (a proof), or `limit`
+//! (which budget ran out). docs/SOLVER.md describes the design; its pieces:
+//! - `portfolio`: the schedule of a solve, a portfolio of greedy best-first
+//!   searches (`best_first`, with `park`s and a `queue`) that finds most
+//!   solutions quickly, and the complete search (`complete`), the one that
+//!   proves, joining the rounds late and deciding alone if they fail;
+//! - `heuristic`: the score both searches order positions by (`Weights`);
+//! - `tuning`: every setting of the searches, the shipped ones in
+//!   `tuning.toml` (`Tuning::shipped`), an experiment's passed explicitly
+//!   (`solve_with`);
+//! - `budget`: the byte, position and time accounting against `Limits`;
+//! - `solution`: writing a solution out.
+//!
+//! Searches are deterministic: no clocks or randomness steer them, so the
+//! same board, limits and tuning give the same outcome, solution and counts
+//! (a time limit is the only exception, by nature).
+
+mod best_first;
+mod budget;
+mod complete;
+mod heuristic;
+mod park;
+mod portfolio;
+mod queue;
+mod solution;
+mod tuning;
+
+pub use best_first::solve_member_alone;
+pub use complete::solve_complete_alone;
+pub use heuristic::Weights;
+pub use solution::{describe, expand_move, shorten};
+pub use tuning::{Blocked, Member, Tuning, TuningError};
+
+use crate::board::{Board, Move, Notation};
+use crate::variant::Variant;
+use std::time::Duration;
+
+/// Budgets for one search.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// Most positions stored in the visited set.
+    pub max_positions: u64,
+    /// Most bytes for the visited set and search stack together.
+    pub max_bytes: u64,
+    /// Wall-clock budget; `None` for none (searches stay deterministic only
+    /// without a time limit).
+    pub max_seconds: Option<f64>,
+}
+
+/// By default the byte budget binds: 1 GiB holds at most ~30 M positions
+/// in the complete search's visited set, so the position budget (100 M) is
+/// only a second bound (with 20 M, a 3-cell deal that 1 GiB proves ended as
+/// `limit`; docs/solver-log.md).
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_positions: 100_000_000,
+            max_bytes: 1 << 30,
+            max_seconds: None,
+        }
+    }
+}
+
+/// The budget that ran out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LimitKind {
+    Positions,
+    Bytes,
+    Time,
+}
+
+impl LimitKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LimitKind::Positions => "positions",
+            LimitKind::Bytes => "bytes",
+            LimitKind::Time => "time",
+        }
+    }
+}
+
+/// How a search ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Solved,
+    Unsolvable,
+    Limit(LimitKind),
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Solved => "solved",
+            Outcome::Unsolvable => "unsolvable",
+            Outcome::Limit(_) => "limit",
+        }
+    }
+}
+
+/// Search statistics.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Positions whose moves were generated.
+    pub expanded: u64,
+    /// Of `expanded`, those of the complete search (the rest are the
+    /// portfolio's). Its expansions cost about half a member's, which
+    /// tuning weighs (`bench/tune_portfolio.py --cost time`).
+    pub proof_expanded: u64,
+    /// Positions stored in the visited set.
+    pub stored: u64,
+    /// Peak bytes of the visited set and the search stack.
+    pub peak_bytes: u64,
+    pub elapsed: Duration,
+}
+
+/// A solution: moves in order, automatic foundation moves written out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solution {
+    pub moves: Vec<Move>,
+    /// Standard notation of each move, in the position it is played from.
+    pub notation: Vec<Notation>,
+    /// Whether each move was an automatic (safe) foundation move.
+    pub auto: Vec<bool>,
+    /// Length counting each multi-card move as one move.
+    pub multi_len: u32,
+    /// Length once every multi-card move is expanded into single-card moves
+    /// (`None` under the `unlimited` rule, where that is not always possible).
+    pub single_len: Option<u32>,
+}
+
+/// The result of one search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolveResult {
+    pub outcome: Outcome,
+    pub solution: Option<Solution>,
+    pub stats: Stats,
+}
+
+/// Solves `board` within `limits` with the shipped settings: the portfolio
+/// first, the complete search (which alone may answer `unsolvable`) joining
+/// it late and deciding alone if it finds nothing.
+pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
+    solve_with(board, limits, Tuning::shipped())
+}
+
+/// `solve` with the settings of `tuning` (experiments).
+pub fn solve_with(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveResult {
+    portfolio::solve(board, limits, tuning)
+}
+
+/// The smallest number of cells (at most `max_cells`) with which Microsoft
+/// deal `n` is won under `variant`, with the result for every number of
+/// cells tried. Searches down from the variant's own count while deals are
+/// solved, up while they are not; then solves every smaller count too, so
+/// each count below the minimum has its own unsolvability proof. `None` when
+/// a limit stops the answer from being known (or no count wins).
+pub fn min_cells(
+    n: u64,
+    variant: Variant,
+    max_cells: u8,
+    limits: &Limits,
+) -> (Option<u8>, Vec<(u8, SolveResult)>) {
+    let lo = variant.dealt_to_cells;
+    let mut results: Vec<(u8, SolveResult)> = Vec::new();
+    let run = |k: u8, results: &mut Vec<(u8, SolveResult)>| -> Outcome {
+        if let Some((_, r)) = results.iter().find(|(c, _)| *c == k) {
+            return r.outcome;
+        }
+        let b = Board::deal(n, variant.with_cells(k)).expect("validated deal and variant");
+        let r = solve(&b, limits);
+        let o = r.outcome;
+        results.push((k, r));
+        o
+    };
+    let start = variant.cells.clamp(lo, max_cells);
+    let mut min: Option<u8> = None;
+    match run(start, &mut results) {
+        Outcome::Solved => {
+            min = Some(start);
+            let mut k = start;
+            while k > lo {
+                k -= 1;
+                match run(k, &mut results) {
+                    Outcome::Solved => min = Some(k),
+                    Outcome::Unsolvable => break,
+                    Outcome::Limit(_) => {
+                        min = None;
+                        break;
+                    }
+                }
+            }
+        }
+        Outcome::Unsolvable => {
+            let mut k = start;
+            while k < max_cells {
+                k += 1;
+                match run(k, &mut results) {
+                    Outcome::Solved => {
+                        min = Some(k);
+                        break;
+                    }
+                    Outcome::Unsolvable => {}
+                    Outcome::Limit(_) => break,
+                }
+            }
+        }
+        Outcome::Limit(_) => {}
+    }
+    if let Some(m) = min {
+        for k in lo..m {
+            run(k, &mut results);
+        }
+        // Every count below the minimum must be proved unsolvable.
+        if results
+            .iter()
+            .any(|(k, r)| *k < m && r.outcome != Outcome::Unsolvable)
+        {
+            min = None;
+        }
+    }
+    results.sort_by_key(|(k, _)| *k);
+    (min, results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::Variant;
+
+    fn run(deal: u64, cells: u8) -> SolveResult {
+        let b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
+        solve(&b, &Limits::default())
+    }
+
+    fn replay(start: &Board, sol: &Solution) {
+        let mut b = start.clone();
+        for (i, s) in sol.notation.iter().enumerate() {
+            let m = b.parse_move(s.as_str()).unwrap();
+            b.apply_checked(m)
+                .unwrap_or_else(|e| panic!("move {i} {s}: {e}"));
+        }
+        assert!(b.is_won());
+    }
+
+    #[test]
+    fn known_answers() {
+        for (deal, cells, solvable) in
+            [(1, 3, true), (1, 2, false), (617, 4, true), (617, 3, false)]
+        {
+            let r = run(deal, cells);
+            assert_eq!(
+                r.outcome,
+                if solvable {
+                    Outcome::Solved
+                } else {
+                    Outcome::Unsolvable
+                },
+                "deal {deal} cells {cells}"
+            );
+            if let Some(s) = &r.solution {
+                replay(
+                    &Board::deal(deal, Variant::default().with_cells(cells)).unwrap(),
+                    s,
+                );
+            }
+        }
+    }
+
+    /// `tuning` with the shipped settings but `edit`.
+    fn shipped_but(edit: impl FnOnce(&mut Tuning)) -> Tuning {
+        let mut t = Tuning::shipped().clone();
+        edit(&mut t);
+        t
+    }
+
+    #[test]
+    fn a_blocked_deal_gives_the_complete_search_the_larger_share() {
+        // No member gets more than two cards home on 11982 with 4 cells by
+        // the end of the 400-quota round (`Tuning::blocked`), so the
+        // complete search gets 32 times the members' expansions and proves
+        // it while they are still running; without the rule the members
+        // run dry first.
+        let b = Board::deal(11982, Variant::default()).unwrap();
+        let with = solve(&b, &Limits::default());
+        let without = solve_with(&b, &Limits::default(), &shipped_but(|t| t.blocked = None));
+        assert_eq!(with.outcome, Outcome::Unsolvable);
+        assert_eq!(without.outcome, Outcome::Unsolvable);
+        assert!(with.stats.expanded < 80_000, "{}", with.stats.expanded);
+        assert!(
+            with.stats.expanded < without.stats.expanded,
+            "{} {}",
+            with.stats.expanded,
+            without.stats.expanded
+        );
+    }
+
+    #[test]
+    fn a_dry_portfolio_gives_the_complete_search_the_larger_share() {
+        // On 18356 with 3 cells the members run dry early but for one; with
+        // the larger share (`Tuning::dry_factor`) the proof ends before the
+        // last member has spent its turns.
+        let b = Board::deal(18356, Variant::default().with_cells(3)).unwrap();
+        let with = solve(&b, &Limits::default());
+        let without = solve_with(
+            &b,
+            &Limits::default(),
+            &shipped_but(|t| t.dry_factor = None),
+        );
+        assert_eq!(with.outcome, Outcome::Unsolvable);
+        assert_eq!(without.outcome, Outcome::Unsolvable);
+        assert!(with.stats.expanded < 9_400, "{}", with.stats.expanded);
+        assert!(with.stats.expanded < without.stats.expanded);
+        let p = with.stats.proof_expanded;
+        assert!(0 < p && p < with.stats.expanded);
+    }
+
+    #[test]
+    fn tiny_limits_give_limit() {
+        let b = Board::deal(11982, Variant::default()).unwrap();
+        let r = solve(
+            &b,
+            &Limits {
+                max_positions: 100,
+                ..Limits::default()
+            },
+        );
+        assert_eq!(r.outcome, Outcome::Limit(LimitKind::Positions));
+        let r = solve(
+            &b,
+            &Limits {
+                max_bytes: 10_000,
+                ..Limits::default()
+            },
+        );
+        assert_eq!(r.outcome, Outcome::Limit(LimitKind::Bytes));
+    }
+
+    #[test]
+    fn solutions_replay() {
+        for deal in 1..=200 {
+            let r = run(deal, 4);
+            assert_eq!(r.outcome, Outcome::Solved, "deal {deal}");
+            let sol = r.solution.unwrap();
+            replay(&Board::deal(deal, Variant::default()).unwrap(), &sol);
+            assert!(sol.single_len.unwrap() >= sol.multi_len);
+        }
+    }
+}
