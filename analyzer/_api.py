@@ -76,6 +76,18 @@ class Variant:
     def as_tuple(self) -> tuple[str, int, int, str, str, str, int]:
         return (self.name, self.cells, self.columns, self.build, self.empty, self.move_rule, self.dealt_to_cells)
 
+    @classmethod
+    def _from_record(cls, r: _engine.VariantRecord) -> Variant:
+        return cls(
+            name=r.name,
+            cells=r.cells,
+            columns=r.columns,
+            build=r.build,
+            empty=r.empty,
+            move_rule=r.move_rule,
+            dealt_to_cells=r.dealt_to_cells,
+        )
+
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
@@ -86,7 +98,7 @@ VariantLike = Variant | str
 @functools.cache
 def _presets() -> dict[str, Variant]:
     """The engine's presets by name (asked once: `deal` is called in loops)."""
-    return {t[0]: Variant(*t) for t in _engine.presets()}
+    return {r.name: Variant._from_record(r) for r in _engine.presets()}
 
 
 def _variant(variant: VariantLike, cells: int | None = None, move_rule: str | None = None) -> Variant:
@@ -125,7 +137,7 @@ class Board:
 
     def __init__(self, text: str, variant: VariantLike = "freecell") -> None:
         self.variant = _variant(variant)
-        self._b = _engine.board_from_text(text, self.variant.as_tuple())
+        self._b = _engine.board_from_text(text, self.variant)
 
     @classmethod
     def _wrap(cls, native: _engine.Board, variant: Variant) -> Board:
@@ -202,7 +214,7 @@ def deal(n: int, variant: VariantLike = "freecell", *, cells: int | None = None)
     ['AH', '3D', 'KD']
     """
     v = _variant(variant, cells)
-    return Board._wrap(_engine.deal(check_deal_number(n), v.as_tuple()), v)
+    return Board._wrap(_engine.deal(check_deal_number(n), v), v)
 
 
 @dataclass(frozen=True)
@@ -242,24 +254,23 @@ class SolveResult:
     error: str | None = None
 
     @classmethod
-    def _from_tuple(cls, n: int | None, v: Variant, t: _engine._ResultTuple) -> SolveResult:
-        outcome, limit, sol, auto, single, multi, expanded, stored, peak, elapsed, error = t
+    def _from_record(cls, n: int | None, v: Variant, r: _engine.SolveRecord) -> SolveResult:
         return cls(
             deal_number=n,
             variant=v.name,
             cells=v.cells,
             move_rule=v.move_rule,
-            outcome=outcome,  # type: ignore[arg-type]
-            limit_reason=limit,
-            solution=tuple(sol),
-            auto=tuple(auto),
-            solution_length_single=single,
-            solution_length_multi=multi,
-            positions_expanded=expanded,
-            positions_stored=stored,
-            peak_bytes=peak,
-            elapsed_s=elapsed,
-            error=error,
+            outcome=r.outcome,
+            limit_reason=r.limit_reason,
+            solution=tuple(r.solution),
+            auto=tuple(r.auto),
+            solution_length_single=r.solution_length_single,
+            solution_length_multi=r.solution_length_multi,
+            positions_expanded=r.positions_expanded,
+            positions_stored=r.positions_stored,
+            peak_bytes=r.peak_bytes,
+            elapsed_s=r.elapsed_s,
+            error=r.error,
         )
 
 
@@ -285,17 +296,17 @@ def solve(
     >>> solve(11982).outcome
     'unsolvable'
     """
-    lim = (limits or Limits()).as_tuple()
+    lim = limits or Limits()
     if isinstance(deal_or_board, Board):
         v = _variant(deal_or_board.variant, cells, move_rule)
         if v != deal_or_board.variant:
             board = Board(str(deal_or_board), v)
         else:
             board = deal_or_board
-        return SolveResult._from_tuple(None, v, _engine.solve(board._b, lim))
+        return SolveResult._from_record(None, v, _engine.solve(board._b, lim))
     n = check_deal_number(deal_or_board)
     v = _variant(variant, cells, move_rule)
-    return SolveResult._from_tuple(n, v, _engine.solve(_engine.deal(n, v.as_tuple()), lim))
+    return SolveResult._from_record(n, v, _engine.solve(_engine.deal(n, v), lim))
 
 
 def solve_range(
@@ -321,8 +332,8 @@ def solve_range(
         return []
     check_deal_number(b - 1)
     v = _variant(variant, cells, move_rule)
-    rows = _engine.solve_range(a, b, v.as_tuple(), (limits or Limits()).as_tuple(), list(fail_deals))
-    return [SolveResult._from_tuple(n, v, t) for n, t in rows]
+    rows = _engine.solve_range(a, b, v, limits or Limits(), list(fail_deals))
+    return [SolveResult._from_record(n, v, r) for n, r in rows]
 
 
 def min_cells(
@@ -342,6 +353,6 @@ def min_cells(
     """
     n = check_deal_number(deal_number)
     v = _variant(variant, None, move_rule)
-    best, rows = _engine.min_cells(n, v.as_tuple(), max_cells, (limits or Limits()).as_tuple())
-    results = tuple(SolveResult._from_tuple(n, dataclasses.replace(v, cells=k), t) for k, t in rows)
+    best, rows = _engine.min_cells(n, v, max_cells, limits or Limits())
+    results = tuple(SolveResult._from_record(n, dataclasses.replace(v, cells=k), r) for k, r in rows)
     return MinCellsResult(n, best, results)

@@ -163,7 +163,7 @@ def test_bad_deal_numbers_everywhere(bad: int) -> None:
     with pytest.raises(DealNumberError, match=str(bad)):
         analyzer.solve_range(bad, bad + 1)
     with pytest.raises(DealNumberError, match=str(bad)):
-        _engine.deal(bad, Variant().as_tuple())
+        _engine.deal(bad, Variant())
 
 
 @pytest.mark.parametrize(
@@ -252,10 +252,10 @@ def test_board_text_reading_is_lenient() -> None:
 
 
 def test_variant_presets_match_the_verifier() -> None:
-    engine = {t[0]: t for t in _engine.presets()}
+    engine = {r.name: Variant._from_record(r) for r in _engine.presets()}
     assert set(engine) == set(V.PRESETS) == set(analyzer._api.PRESET_NAMES)
     for name, rules in V.PRESETS.items():
-        assert engine[name] == dataclasses.astuple(rules), name
+        assert dataclasses.astuple(engine[name]) == dataclasses.astuple(rules), name
         assert Variant.named(name).as_dict() == dataclasses.asdict(rules), name
 
 
@@ -264,7 +264,18 @@ def test_board_variant_is_kept() -> None:
     board = analyzer.deal(5, v)
     assert board.variant == v
     assert board.apply(board.legal_moves()[0]).variant == v
-    assert _engine.deal(5, v.as_tuple()).variant() == v.as_tuple()
+    assert Variant._from_record(_engine.deal(5, v).variant()) == v
+
+
+def test_engine_records_name_every_field_of_a_result() -> None:
+    # The engine's record carries every field of `SolveResult` but those the
+    # caller knows (the deal and the variant), by name.
+    record = _engine.solve(_engine.deal(1, Variant()), analyzer.Limits())
+    known = {"deal_number", "variant", "cells", "move_rule"}
+    fields = {f.name for f in dataclasses.fields(analyzer.SolveResult)} - known
+    assert {a for a in dir(record) if not a.startswith("_")} == fields
+    r = analyzer.solve(1)
+    assert (r.outcome, r.solution, r.positions_expanded) == (record.outcome, tuple(record.solution), record.positions_expanded)
 
 
 # ---------------------------------------------------------------------------

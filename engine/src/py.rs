@@ -54,44 +54,65 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     format!("engine panic: {msg}{at}")
 }
 
-type VariantTuple = (String, u8, u8, String, String, String, u8);
+/// A variant as Python gives it: any object with `analyzer.Variant`'s
+/// fields as attributes (the `Variant` itself).
+#[derive(FromPyObject)]
+struct VariantFields {
+    name: String,
+    cells: u8,
+    columns: u8,
+    build: String,
+    empty: String,
+    move_rule: String,
+    dealt_to_cells: u8,
+}
 
-fn variant_from(py: Python<'_>, t: &VariantTuple) -> PyResult<Variant> {
+fn variant_from(py: Python<'_>, f: &VariantFields) -> PyResult<Variant> {
     let verr = |e: crate::VariantError| err(py, "VariantError", e.0);
-    let preset: Preset = t.0.parse().map_err(verr)?;
-    let build: Build = t.3.parse().map_err(verr)?;
-    let empty: EmptyRule = t.4.parse().map_err(verr)?;
-    let move_rule: MoveRule = t.5.parse().map_err(verr)?;
     let v = Variant {
-        preset,
-        cells: t.1,
-        columns: t.2,
-        build,
-        empty,
-        move_rule,
-        dealt_to_cells: t.6,
+        preset: f.name.parse::<Preset>().map_err(verr)?,
+        cells: f.cells,
+        columns: f.columns,
+        build: f.build.parse::<Build>().map_err(verr)?,
+        empty: f.empty.parse::<EmptyRule>().map_err(verr)?,
+        move_rule: f.move_rule.parse::<MoveRule>().map_err(verr)?,
+        dealt_to_cells: f.dealt_to_cells,
     };
     v.validate().map_err(verr)
 }
 
-fn variant_tuple(v: Variant) -> VariantTuple {
-    (
-        v.preset.name().into(),
-        v.cells,
-        v.columns,
-        v.build.name().into(),
-        v.empty.name().into(),
-        v.move_rule.name().into(),
-        v.dealt_to_cells,
-    )
+/// A variant handed to Python: `analyzer.Variant`'s fields.
+#[pyclass(frozen, get_all, name = "VariantRecord", module = "analyzer._engine")]
+struct VariantRecord {
+    name: String,
+    cells: u8,
+    columns: u8,
+    build: String,
+    empty: String,
+    move_rule: String,
+    dealt_to_cells: u8,
 }
 
-/// The presets as tuples, for the Python `Variant` table to check against.
+impl From<Variant> for VariantRecord {
+    fn from(v: Variant) -> Self {
+        VariantRecord {
+            name: v.preset.name().into(),
+            cells: v.cells,
+            columns: v.columns,
+            build: v.build.name().into(),
+            empty: v.empty.name().into(),
+            move_rule: v.move_rule.name().into(),
+            dealt_to_cells: v.dealt_to_cells,
+        }
+    }
+}
+
+/// The presets, for the Python `Variant` table to check against.
 #[pyfunction]
-fn presets() -> Vec<VariantTuple> {
+fn presets() -> Vec<VariantRecord> {
     Preset::ALL
         .into_iter()
-        .map(|p| variant_tuple(Variant::preset(p)))
+        .map(|p| Variant::preset(p).into())
         .collect()
 }
 
@@ -134,8 +155,8 @@ impl PyBoard {
     fn rows(&self) -> String {
         self.inner.to_rows()
     }
-    fn variant(&self) -> VariantTuple {
-        variant_tuple(self.inner.variant())
+    fn variant(&self) -> VariantRecord {
+        self.inner.variant().into()
     }
     fn columns(&self) -> Vec<Vec<String>> {
         (0..self.inner.ncols())
@@ -226,7 +247,7 @@ impl PyBoard {
 }
 
 #[pyfunction]
-fn deal(py: Python<'_>, n: i128, variant: VariantTuple) -> PyResult<PyBoard> {
+fn deal(py: Python<'_>, n: i128, variant: VariantFields) -> PyResult<PyBoard> {
     let v = variant_from(py, &variant)?;
     if n < 1 || n > crate::MAX_DEAL as i128 {
         return Err(err(
@@ -240,93 +261,101 @@ fn deal(py: Python<'_>, n: i128, variant: VariantTuple) -> PyResult<PyBoard> {
 }
 
 #[pyfunction]
-fn board_from_text(py: Python<'_>, text: &str, variant: VariantTuple) -> PyResult<PyBoard> {
+fn board_from_text(py: Python<'_>, text: &str, variant: VariantFields) -> PyResult<PyBoard> {
     let v = variant_from(py, &variant)?;
     let b = Board::from_text(text, v).map_err(|e| board_err(py, e))?;
     Ok(PyBoard { inner: b })
 }
 
-/// A result as a plain tuple:
-/// (outcome, limit_reason, solution, auto_flags, single_len, multi_len,
-///  expanded, stored, peak_bytes, elapsed_s, error).
-type ResultTuple = (
-    String,
-    Option<String>,
-    Vec<String>,
-    Vec<bool>,
-    Option<u32>,
-    Option<u32>,
-    u64,
-    u64,
-    u64,
-    f64,
-    Option<String>,
-);
-
-fn result_tuple(r: &SolveResult) -> ResultTuple {
-    let (sol, auto, single, multi) = match &r.solution {
-        Some(s) => (
-            s.notation.iter().map(|n| n.as_str().to_owned()).collect(),
-            s.auto.clone(),
-            s.single_len,
-            Some(s.multi_len),
-        ),
-        None => (Vec::new(), Vec::new(), None, None),
-    };
-    let limit = match r.outcome {
-        Outcome::Limit(k) => Some(k.name().to_string()),
-        _ => None,
-    };
-    (
-        r.outcome.name().into(),
-        limit,
-        sol,
-        auto,
-        single,
-        multi,
-        r.stats.expanded,
-        r.stats.stored,
-        r.stats.peak_bytes,
-        r.stats.elapsed.as_secs_f64(),
-        None,
-    )
+/// A search's result, as `analyzer.SolveResult` names its fields (without
+/// the deal and variant, which the caller knows).
+#[pyclass(frozen, get_all, name = "SolveRecord", module = "analyzer._engine")]
+struct SolveRecord {
+    outcome: &'static str,
+    limit_reason: Option<&'static str>,
+    solution: Vec<String>,
+    /// Whether each move of `solution` is an automatic foundation move.
+    auto: Vec<bool>,
+    solution_length_single: Option<u32>,
+    solution_length_multi: Option<u32>,
+    positions_expanded: u64,
+    positions_stored: u64,
+    peak_bytes: u64,
+    elapsed_s: f64,
+    error: Option<String>,
 }
 
-fn error_tuple(msg: String) -> ResultTuple {
-    (
-        "error".into(),
-        None,
-        Vec::new(),
-        Vec::new(),
-        None,
-        None,
-        0,
-        0,
-        0,
-        0.0,
-        Some(msg),
-    )
-}
-
-type LimitsTuple = (u64, u64, Option<f64>);
-
-/// (min cells or None, [(cells, result)]).
-type MinCellsTuple = (Option<u8>, Vec<(u8, ResultTuple)>);
-
-fn limits_from(t: LimitsTuple) -> Limits {
-    Limits {
-        max_positions: t.0,
-        max_bytes: t.1,
-        max_seconds: t.2,
+impl From<&SolveResult> for SolveRecord {
+    fn from(r: &SolveResult) -> Self {
+        let sol = r.solution.as_ref();
+        SolveRecord {
+            outcome: r.outcome.name(),
+            limit_reason: match r.outcome {
+                Outcome::Limit(k) => Some(k.name()),
+                _ => None,
+            },
+            solution: sol.map_or_else(Vec::new, |s| {
+                s.notation.iter().map(|n| n.as_str().to_owned()).collect()
+            }),
+            auto: sol.map_or_else(Vec::new, |s| s.auto.clone()),
+            solution_length_single: sol.and_then(|s| s.single_len),
+            solution_length_multi: sol.map(|s| s.multi_len),
+            positions_expanded: r.stats.expanded,
+            positions_stored: r.stats.stored,
+            peak_bytes: r.stats.peak_bytes,
+            elapsed_s: r.stats.elapsed.as_secs_f64(),
+            error: None,
+        }
     }
 }
 
+impl SolveRecord {
+    /// The `error` row of a search that panicked.
+    fn error(msg: String) -> Self {
+        SolveRecord {
+            outcome: "error",
+            limit_reason: None,
+            solution: Vec::new(),
+            auto: Vec::new(),
+            solution_length_single: None,
+            solution_length_multi: None,
+            positions_expanded: 0,
+            positions_stored: 0,
+            peak_bytes: 0,
+            elapsed_s: 0.0,
+            error: Some(msg),
+        }
+    }
+}
+
+/// Limits as Python gives them: any object with `analyzer.Limits`'s fields
+/// as attributes (the `Limits` itself).
+#[derive(FromPyObject)]
+struct LimitsFields {
+    max_positions: u64,
+    max_bytes: u64,
+    max_seconds: Option<f64>,
+}
+
+impl From<LimitsFields> for Limits {
+    fn from(f: LimitsFields) -> Self {
+        Limits {
+            max_positions: f.max_positions,
+            max_bytes: f.max_bytes,
+            max_seconds: f.max_seconds,
+        }
+    }
+}
+
+/// (min cells or None, [(cells, result)]).
+type MinCells = (Option<u8>, Vec<(u8, SolveRecord)>);
+
 #[pyfunction]
-fn solve(py: Python<'_>, board: &PyBoard, limits: LimitsTuple) -> PyResult<ResultTuple> {
+fn solve(py: Python<'_>, board: &PyBoard, limits: LimitsFields) -> PyResult<SolveRecord> {
     let b = board.inner.clone();
-    let l = limits_from(limits);
+    let l = Limits::from(limits);
     let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| solver::solve(&b, &l))));
-    r.map(|r| result_tuple(&r))
+    r.map(|r| SolveRecord::from(&r))
         .map_err(|p| err(py, "EngineError", panic_text(&p)))
 }
 
@@ -339,10 +368,10 @@ fn solve_range(
     py: Python<'_>,
     start: i128,
     stop: i128,
-    variant: VariantTuple,
-    limits: LimitsTuple,
+    variant: VariantFields,
+    limits: LimitsFields,
     fail_deals: Vec<u64>,
-) -> PyResult<Vec<(u64, ResultTuple)>> {
+) -> PyResult<Vec<(u64, SolveRecord)>> {
     let v = variant_from(py, &variant)?;
     for n in [start, stop - 1] {
         if stop > start && (n < 1 || n > crate::MAX_DEAL as i128) {
@@ -353,7 +382,7 @@ fn solve_range(
             ));
         }
     }
-    let l = limits_from(limits);
+    let l = Limits::from(limits);
     let out = py.detach(|| {
         (start.max(1) as u64..stop.max(start).max(1) as u64)
             .map(|n| {
@@ -365,8 +394,8 @@ fn solve_range(
                     solver::solve(&b, &l)
                 }));
                 match r {
-                    Ok(r) => (n, result_tuple(&r)),
-                    Err(p) => (n, error_tuple(panic_text(&p))),
+                    Ok(r) => (n, SolveRecord::from(&r)),
+                    Err(p) => (n, SolveRecord::error(panic_text(&p))),
                 }
             })
             .collect()
@@ -379,10 +408,10 @@ fn solve_range(
 fn min_cells(
     py: Python<'_>,
     n: i128,
-    variant: VariantTuple,
+    variant: VariantFields,
     max_cells: u8,
-    limits: LimitsTuple,
-) -> PyResult<MinCellsTuple> {
+    limits: LimitsFields,
+) -> PyResult<MinCells> {
     let v = variant_from(py, &variant)?;
     if n < 1 || n > crate::MAX_DEAL as i128 {
         return Err(err(
@@ -402,14 +431,14 @@ fn min_cells(
             ),
         ));
     }
-    let l = limits_from(limits);
+    let l = Limits::from(limits);
     let r = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
             solver::min_cells(n as u64, v, max_cells, &l)
         }))
     });
     match r {
-        Ok((m, rs)) => Ok((m, rs.iter().map(|(k, r)| (*k, result_tuple(r))).collect())),
+        Ok((m, rs)) => Ok((m, rs.iter().map(|(k, r)| (*k, r.into())).collect())),
         Err(p) => Err(err(py, "EngineError", panic_text(&p))),
     }
 }
@@ -445,6 +474,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
         concat!(env!("CARGO_PKG_VERSION"), "+src.", env!("FCA_ENGINE_BUILD")),
     )?;
     m.add_class::<PyBoard>()?;
+    m.add_class::<VariantRecord>()?;
+    m.add_class::<SolveRecord>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(deal, m)?)?;
     m.add_function(wrap_pyfunction!(board_from_text, m)?)?;
