@@ -54,10 +54,12 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     format!("engine panic: {msg}{at}")
 }
 
-/// A variant as Python gives it: any object with `analyzer.Variant`'s
-/// fields as attributes (the `Variant` itself).
+/// A variant across the boundary, with `analyzer.Variant`'s fields: handed
+/// to Python as a record, and read from any object with those fields as
+/// attributes (a `Variant` itself, or a record).
+#[pyclass(frozen, get_all, name = "VariantRecord", module = "analyzer._engine")]
 #[derive(FromPyObject)]
-struct VariantFields {
+struct VariantRecord {
     name: String,
     cells: u8,
     columns: u8,
@@ -67,7 +69,7 @@ struct VariantFields {
     dealt_to_cells: u8,
 }
 
-fn variant_from(py: Python<'_>, f: &VariantFields) -> PyResult<Variant> {
+fn variant_from(py: Python<'_>, f: &VariantRecord) -> PyResult<Variant> {
     let verr = |e: crate::VariantError| err(py, "VariantError", e.0);
     let v = Variant {
         preset: f.name.parse::<Preset>().map_err(verr)?,
@@ -79,18 +81,6 @@ fn variant_from(py: Python<'_>, f: &VariantFields) -> PyResult<Variant> {
         dealt_to_cells: f.dealt_to_cells,
     };
     v.validate().map_err(verr)
-}
-
-/// A variant handed to Python: `analyzer.Variant`'s fields.
-#[pyclass(frozen, get_all, name = "VariantRecord", module = "analyzer._engine")]
-struct VariantRecord {
-    name: String,
-    cells: u8,
-    columns: u8,
-    build: String,
-    empty: String,
-    move_rule: String,
-    dealt_to_cells: u8,
 }
 
 impl From<Variant> for VariantRecord {
@@ -246,9 +236,8 @@ impl PyBoard {
     }
 }
 
-#[pyfunction]
-fn deal(py: Python<'_>, n: i128, variant: VariantFields) -> PyResult<PyBoard> {
-    let v = variant_from(py, &variant)?;
+/// `n` if it is a deal number, else `analyzer.errors.DealNumberError`.
+fn check_deal(py: Python<'_>, n: i128) -> PyResult<u64> {
     if n < 1 || n > crate::MAX_DEAL as i128 {
         return Err(err(
             py,
@@ -256,12 +245,19 @@ fn deal(py: Python<'_>, n: i128, variant: VariantFields) -> PyResult<PyBoard> {
             crate::DealNumberError(n).to_string(),
         ));
     }
+    Ok(n as u64)
+}
+
+#[pyfunction]
+fn deal(py: Python<'_>, n: i128, variant: VariantRecord) -> PyResult<PyBoard> {
+    let v = variant_from(py, &variant)?;
+    check_deal(py, n)?;
     let b = Board::deal(n as u64, v).map_err(|e| board_err(py, e))?;
     Ok(PyBoard { inner: b })
 }
 
 #[pyfunction]
-fn board_from_text(py: Python<'_>, text: &str, variant: VariantFields) -> PyResult<PyBoard> {
+fn board_from_text(py: Python<'_>, text: &str, variant: VariantRecord) -> PyResult<PyBoard> {
     let v = variant_from(py, &variant)?;
     let b = Board::from_text(text, v).map_err(|e| board_err(py, e))?;
     Ok(PyBoard { inner: b })
@@ -368,19 +364,14 @@ fn solve_range(
     py: Python<'_>,
     start: i128,
     stop: i128,
-    variant: VariantFields,
+    variant: VariantRecord,
     limits: LimitsFields,
     fail_deals: Vec<u64>,
 ) -> PyResult<Vec<(u64, SolveRecord)>> {
     let v = variant_from(py, &variant)?;
-    for n in [start, stop - 1] {
-        if stop > start && (n < 1 || n > crate::MAX_DEAL as i128) {
-            return Err(err(
-                py,
-                "DealNumberError",
-                crate::DealNumberError(n).to_string(),
-            ));
-        }
+    if stop > start {
+        check_deal(py, start)?;
+        check_deal(py, stop - 1)?;
     }
     let l = Limits::from(limits);
     let out = py.detach(|| {
@@ -408,18 +399,12 @@ fn solve_range(
 fn min_cells(
     py: Python<'_>,
     n: i128,
-    variant: VariantFields,
+    variant: VariantRecord,
     max_cells: u8,
     limits: LimitsFields,
 ) -> PyResult<MinCells> {
     let v = variant_from(py, &variant)?;
-    if n < 1 || n > crate::MAX_DEAL as i128 {
-        return Err(err(
-            py,
-            "DealNumberError",
-            crate::DealNumberError(n).to_string(),
-        ));
-    }
+    check_deal(py, n)?;
     if max_cells as usize > crate::variant::MAX_CELLS || max_cells < v.dealt_to_cells {
         return Err(err(
             py,

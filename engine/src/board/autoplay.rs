@@ -17,7 +17,7 @@ impl Board {
     /// those cards, which cannot happen; every other move of that solution
     /// stays legal with `c` gone (one more free cell or one card fewer on a
     /// column only adds options for single-card moves). Tested in
-    /// `solver::tests::auto_moves_keep_verdicts`.
+    /// `solver::complete::tests::auto_moves_keep_verdicts`.
     #[inline]
     pub fn is_safe_home(&self, c: Card) -> bool {
         self.is_home_worthy(c, false)

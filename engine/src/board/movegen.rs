@@ -30,16 +30,7 @@ impl Board {
     /// `solver::complete::tests::a_proof_stores_every_reachable_position`).
     #[inline]
     pub fn gen_moves_with_runs(&self, out: &mut Vec<Move>, runs: u64) {
-        debug_assert_eq!(runs, self.runs());
-        #[cfg(debug_assertions)]
-        let start = out.len();
-        self.gen_moves_fast::<false>(out, runs);
-        #[cfg(debug_assertions)]
-        {
-            let mut want = Vec::new();
-            self.gen_moves_inner(&mut want, false, false, true, Some(runs));
-            debug_assert_eq!(&out[start..], &want[..], "{self:?}");
-        }
+        self.gen_moves_checked::<false>(out, runs);
     }
 
     /// Every column's `run_len`, 4 bits each, column 0 lowest (a run is at
@@ -343,14 +334,21 @@ impl Board {
     /// call it once per expansion.
     #[inline]
     pub fn gen_moves_pruned(&self, out: &mut Vec<Move>, runs: u64) {
+        self.gen_moves_checked::<true>(out, runs);
+    }
+
+    /// `gen_moves_fast`, which debug builds compare with the shared
+    /// generator (and `runs` with `runs()`).
+    #[inline(always)]
+    fn gen_moves_checked<const PRUNED: bool>(&self, out: &mut Vec<Move>, runs: u64) {
         debug_assert_eq!(runs, self.runs());
         #[cfg(debug_assertions)]
         let start = out.len();
-        self.gen_moves_fast::<true>(out, runs);
+        self.gen_moves_fast::<PRUNED>(out, runs);
         #[cfg(debug_assertions)]
         {
             let mut want = Vec::new();
-            self.gen_moves_inner(&mut want, false, true, true, Some(runs));
+            self.gen_moves_inner(&mut want, false, PRUNED, true, Some(runs));
             debug_assert_eq!(&out[start..], &want[..], "{self:?}");
         }
     }
@@ -707,12 +705,7 @@ mod tests {
             b.gen_moves_with_runs(&mut search, runs);
             assert!(search.iter().all(|m| all.contains(m)), "{b:?}");
             for &m in all.iter().filter(|m| !search.contains(m)) {
-                let Move::Shift {
-                    from: Loc::Column(a),
-                    to: Loc::Column(d),
-                    count,
-                } = m
-                else {
+                let Some((a, d, count)) = m.between_columns() else {
                     panic!("{m:?} left out, {b:?}");
                 };
                 assert!(count == 1 && b.column_len(d as usize) == 0 && b.empty_cells() > 0);

@@ -75,6 +75,20 @@ impl Move {
     pub fn is_home(self) -> bool {
         matches!(self, Move::Home { .. })
     }
+
+    /// For a move between columns: the source, the destination and the
+    /// number of cards.
+    #[inline]
+    pub fn between_columns(self) -> Option<(u8, u8, u8)> {
+        match self {
+            Move::Shift {
+                from: Loc::Column(a),
+                to: Loc::Column(d),
+                count,
+            } => Some((a, d, count)),
+            _ => None,
+        }
+    }
 }
 
 /// Why a move cannot be made in a position (`Board::check`).
@@ -428,12 +442,7 @@ impl Board {
             Move::Shift { to, .. } => to.to_char() as u8,
             Move::Home { .. } => FOUNDATION_CHAR,
         };
-        if let Move::Shift {
-            from: Loc::Column(a),
-            to: Loc::Column(d),
-            count,
-        } = m
-        {
+        if let Some((a, d, count)) = m.between_columns() {
             if self.lens[d as usize] == 0 && count as usize != self.longest_to_empty(a, d) {
                 n.text[2] = b'v';
                 n.len = 3;

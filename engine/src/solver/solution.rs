@@ -143,12 +143,7 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
 fn expansion_len(b: &Board, m: Move) -> Option<u32> {
     // Through the cells alone (`Plan::run`'s first case): each card but
     // the last to a cell and back, the last one straight.
-    if let Move::Shift {
-        from: Loc::Column(_),
-        to: Loc::Column(_),
-        count,
-    } = m
-    {
+    if let Some((_, _, count)) = m.between_columns() {
         let k = count as u32;
         if k <= b.empty_cells() + 1 {
             debug_assert_eq!(
@@ -175,19 +170,10 @@ pub fn expand_move(b: &Board, m: Move) -> Option<Vec<Move>> {
 /// it cannot be expanded. Only column lengths and the free cells decide the
 /// plan, so it is made without playing a move.
 fn plan_move(b: &Board, m: Move, emit: &mut impl FnMut(Move)) -> bool {
-    let Move::Shift {
-        from: Loc::Column(a),
-        to: Loc::Column(d),
-        count,
-    } = m
-    else {
+    let Some((a, d, count)) = m.between_columns().filter(|&(_, _, k)| k > 1) else {
         emit(m);
         return true;
     };
-    if count <= 1 {
-        emit(m);
-        return true;
-    }
     let mut lens = [0u8; crate::variant::MAX_COLUMNS];
     for (i, l) in lens.iter_mut().enumerate().take(b.ncols()) {
         *l = b.column_len(i) as u8;
