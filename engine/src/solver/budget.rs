@@ -4,7 +4,7 @@
 //! checks a growth before it makes it, so a limit is reported before it is
 //! exceeded (docs/SOLVER.md, "Limits").
 
-use super::Limits;
+use super::result::Limits;
 use std::time::{Duration, Instant};
 
 /// Bytes and positions held.

@@ -14,7 +14,8 @@ use super::budget::{table_bytes, vec_growth, Budget, Load, Room};
 #[cfg(debug_assertions)]
 use super::heuristic::score;
 use super::heuristic::{Heuristic, Parent, Weights};
-use super::{solution, LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
+use super::result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
+use super::solution;
 use crate::board::{Board, DirtyMark, Loc, Move};
 use crate::fpset::FpHasher;
 use std::collections::HashSet;

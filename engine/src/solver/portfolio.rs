@@ -17,8 +17,9 @@
 use super::best_first::{shared_bytes, BestFirst, Shared, Turn};
 use super::budget::{Budget, Load};
 use super::complete::{Search, Step};
+use super::result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
+use super::solution;
 use super::tuning::{Member, Tuning};
-use super::{solution, LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 use crate::board::Board;
 
 /// What a group shares: members with the same moves and automatic moves,

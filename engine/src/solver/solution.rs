@@ -3,7 +3,7 @@
 //! (`describe`), and multi-card moves expanded into single-card moves
 //! (`expand_move`, and their count without building them).
 
-use super::Solution;
+use super::result::Solution;
 use crate::board::{Board, Loc, Move, Notation};
 use crate::variant::EmptyRule;
 
