@@ -6,7 +6,6 @@ test_jobs_cluster.py."""
 
 from __future__ import annotations
 
-import doctest
 import io
 import json
 import os
@@ -108,19 +107,6 @@ FAST = build_config(max_positions=50_000)
 @pytest.fixture(scope="module")
 def fast_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_run_dir(tmp_path_factory.mktemp("fast") / "run", "1-12", FAST, 5)
-
-
-# ---------------------------------------------------------------------------
-# Doctests of the jobs modules
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "module", [jobs.ranges, jobs.config, jobs.chunks, jobs.rundir, jobs.run, jobs.check], ids=lambda m: m.__name__
-)
-def test_doctests(module: object) -> None:
-    result = doctest.testmod(module)  # type: ignore[arg-type]
-    assert result.failed == 0 and result.attempted > 0
 
 
 # ---------------------------------------------------------------------------
