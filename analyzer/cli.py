@@ -1,10 +1,12 @@
 """The ``freecell-analyzer`` command line (docs/DESIGN.md, "Subcommands").
 
-This module owns the parser and the ``deal``, ``verify`` and ``solve``
+This module owns the main parser and the ``deal``, ``verify`` and ``solve``
 subcommands. ``jobs.cli`` (``run``, ``status``, ``validate``) and
 ``reports.cli`` (``report``, ``publish``) add their own subcommands through
 ``register(subparsers)`` when they can be imported; the command works
-without them. Every handler is ``args.func(args) -> int``, the exit code:
+without them. Every subcommand is built with `analyzer.cliframe` (its
+parser class, options, argument parsers and exit-code epilogue), and every
+handler is ``args.func(args) -> int``, the exit code:
 
     0    success (for ``solve``: solved, or proved unsolvable)
     1    failure (an illegal solution, an engine error)
@@ -25,13 +27,11 @@ import argparse
 import dataclasses
 import importlib
 import json
-import os
 import re
 import sys
-import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Final
 
 from . import __version__, _engine, verifier
 from ._api import (
@@ -41,33 +41,46 @@ from ._api import (
     Limits,
     SolveResult,
     Variant,
-    check_deal_number,
     deal,
     min_cells,
     solve,
 )
+from .cliframe import (
+    EXIT_CODES_HELP,
+    MAX_LIMIT,
+    MAX_SECONDS,
+    PROG,
+    Parser,
+    add_json_option,
+    add_subcommand,
+    add_verbosity_options,
+    excerpt,
+    excerpt_path,
+    guarded,
+    looks_like_deal_number,
+    option,
+    parse_and_run,
+    parse_cell_count,
+    parse_count,
+    parse_deal_number,
+    parse_move_rule,
+    parse_seconds,
+    parse_size,
+    parse_variant,
+)
 from .errors import (
     EXIT_FAILURE,
     EXIT_INCOMPLETE,
-    EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_USAGE,
     AnalyzerError,
     BoardError,
     DealNumberError,
     EngineError,
+    UsageError,
 )
 
-PROG = "freecell-analyzer"
-
-
-EXIT_CODES_HELP = """\
-exit codes:
-  0    success
-  1    failure
-  2    bad usage or input (one line on stderr)
-  3    incomplete but resumable
-  130  interrupted"""
+if TYPE_CHECKING:
+    from .cliframe import Subparsers
 
 # Subcommands that other packages register (DESIGN.md), with the extra that
 # installs what they need; used to explain a subcommand that is missing.
@@ -76,101 +89,47 @@ _PLUGINS: dict[str, tuple[tuple[str, ...], str]] = {
     "reports.cli": (("report", "publish"), "reports"),
 }
 
-Handler = Callable[[argparse.Namespace], int]
-
-
-class UsageError(AnalyzerError):
-    """A command line argparse rejects (unknown option, bad value ...)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """Raises instead of printing usage and exiting, so that `main` can
-    report every user mistake as one line and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        sub = self.prog.removeprefix(PROG).strip()
-        raise UsageError(f"{sub}: {message}" if sub else message)
-
-
-if TYPE_CHECKING:
-    # What `register(subparsers)` receives (jobs.cli, reports.cli); not
-    # subscriptable at run time.
-    Subparsers: TypeAlias = argparse._SubParsersAction[_Parser]
+#: ``verify`` reads at most this much of a solution (a file or the argument):
+#: 100,000 moves of up to 6 characters and a space fit, a stray huge file
+#: is refused before it is read.
+VERIFY_MAX_BYTES: Final = 1 << 20
+#: A board file is a few hundred bytes; this is far more than any needs.
+MAX_BOARD_BYTES: Final = 64 << 10
+#: ``verify`` replays at most this many moves; a longer list is refused
+#: before any move is replayed. The engine's solutions have a median of
+#: about 170 moves (the longest of MS 1..600 with 2 to 4 cells: 199), and
+#: the verifier replays about 12,000 moves a second (99,999 moves took
+#: 8.6 s of CPU on a shared 2-core machine), so the largest list accepted
+#: takes seconds, not minutes.
+VERIFY_MAX_MOVES: Final = 100_000
+#: ``verify`` stops a replay that reaches one position more often than this:
+#: a move list going round a cycle. Real solutions do come back to a
+#: position (a card moved to a cell and straight back): of the engine's
+#: 8,992 solutions of MS 1..3000 with 1 to 4 cells, 172 do, and the most
+#: any position is reached is 3 times.
+VERIFY_MAX_VISITS: Final = 8
 
 
 # ---------------------------------------------------------------------------
 # Argument helpers
 # ---------------------------------------------------------------------------
 
-_SIZE_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(i?[bB])?\s*$")
 
-
-def _scaled(text: str, base: int, what: str) -> int:
-    match = _SIZE_RE.match(text)
-    if match is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what} (e.g. 500000, 20M, 2G)")
-    number, suffix = float(match.group(1).replace("_", "")), match.group(2).upper()
-    value = int(number * base ** " KMGT".index(suffix or " "))
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: {what} must be at least 1")
-    return value
-
-
-def _positions(text: str) -> int:
-    """A count of positions; K, M, G are powers of 1000."""
-    return _scaled(text, 1000, "a number of positions")
-
-
-def _bytes(text: str) -> int:
-    """A byte count; K, M, G, T (with or without iB/B) are powers of 1024."""
-    return _scaled(text, 1024, "a number of bytes")
-
-
-def _seconds(text: str) -> float:
+def _read_text(path: Path, what: str, cap: int) -> str:
+    """The UTF-8 text of `path`, refused when larger than `cap` bytes (read
+    in a bounded way, so a huge file or device is never loaded)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: seconds must be positive")
-    return value
-
-
-def _cell_count(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of cells") from None
-
-
-_DEAL_RE = re.compile(r"^[+-]?[0-9][0-9_,]*$")
-
-
-def _looks_like_deal(text: str) -> bool:
-    return _DEAL_RE.match(text.strip()) is not None
-
-
-def parse_deal_number(text: str) -> int:
-    """A deal number from the command line (``617``, ``6_000_000_000``).
-
-    >>> parse_deal_number("1,234,567")
-    1234567
-    >>> parse_deal_number("0")
-    Traceback (most recent call last):
-    ...
-    analyzer.errors.DealNumberError: deal number 0 is out of range: Microsoft deals are numbered 1..8589934591
-    """
-    if not _looks_like_deal(text):
-        raise DealNumberError(f"deal number must be an integer, not {text!r}")
-    return check_deal_number(int(text.strip().replace(",", "").replace("_", "")))
-
-
-def _read_text(path: Path, what: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            data = f.read(cap + 1)
+        if len(data) > cap:
+            raise AnalyzerError(
+                f"{what} {excerpt_path(str(path))} is larger than {cap:,} bytes, the most {PROG} reads; "
+                "is it the right file?"
+            )
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise AnalyzerError(f"cannot read {what} {str(path)!r}: {reason}") from None
+        raise AnalyzerError(f"cannot read {what} {excerpt_path(str(path))}: {reason}") from None
 
 
 def _is_file(text: str) -> bool:
@@ -182,55 +141,40 @@ def _is_file(text: str) -> bool:
 
 
 def _start(text: str) -> int | str:
-    """START of `solve`/`verify`: a deal number, or the text of a board file."""
-    if _looks_like_deal(text):
+    """START of `solve`/`verify`: a deal number, or the text of a board file.
+    Plain digits are a deal number; a file's name is a board; something
+    else that looks like a number (``6_17``, ``+5``, ``٥``) is refused as
+    a deal number."""
+    if re.fullmatch(r"\s*[0-9]+\s*", text, re.ASCII):
         return parse_deal_number(text)
-    if not _is_file(text):
-        raise BoardError(f"{text!r} is neither a deal number nor a board file")
-    return _read_text(Path(text), "board file")
-
-
-def _variant_name(text: str) -> str:
-    return text.strip().lower().replace("-", "_")
+    if _is_file(text):
+        return _read_text(Path(text), "board file", MAX_BOARD_BYTES)
+    if looks_like_deal_number(text):
+        return parse_deal_number(text)  # raises: not plain 0-9
+    raise BoardError(f"{excerpt(text)} is neither a deal number nor a board file")
 
 
 def _add_variant_options(p: argparse.ArgumentParser, *, move_rule: bool) -> None:
     p.add_argument(
         "--variant",
+        type=option(parse_variant, "variant"),
         default="freecell",
         metavar="V",
         help=f"rules preset: {', '.join(PRESET_NAMES)} (default: freecell)",
     )
     p.add_argument(
         "--cells",
-        type=_cell_count,
+        type=option(parse_cell_count, "cells"),
         metavar="K",
-        help="number of cells (default: the variant's own, 4 for freecell)",
+        help="number of cells, 0..10 (default: the variant's own, 4 for freecell)",
     )
     if move_rule:
         p.add_argument(
             "--move-rule",
-            choices=MOVE_RULES,
+            type=option(parse_move_rule, "move rule"),
             metavar="R",
             help=f"multi-card move limit: {', '.join(MOVE_RULES)} (default: the variant's, product for freecell)",
         )
-
-
-def _subparser(
-    subparsers: Subparsers,
-    name: str,
-    *,
-    summary: str,
-    description: str,
-    examples: str,
-) -> argparse.ArgumentParser:
-    return subparsers.add_parser(
-        name,
-        help=summary,
-        description=description,
-        epilog=f"examples:\n{textwrap.indent(examples.strip(), '  ')}\n\n{EXIT_CODES_HELP}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
 
 
 def _human_bytes(n: int) -> str:
@@ -248,7 +192,7 @@ def _human_bytes(n: int) -> str:
 
 
 def _cmd_deal(args: argparse.Namespace) -> int:
-    variant = Variant.named(_variant_name(args.variant), cells=args.cells)
+    variant = Variant.named(args.variant, cells=args.cells)
     number = parse_deal_number(args.deal)
     board = deal(number, variant)
     if args.format == "rows":
@@ -268,9 +212,10 @@ def _cmd_deal(args: argparse.Namespace) -> int:
 
 
 def _add_deal(subparsers: Subparsers) -> None:
-    p = _subparser(
+    p = add_subcommand(
         subparsers,
         "deal",
+        handler=_cmd_deal,
         summary="print a Microsoft deal",
         description=(
             "Print Microsoft deal N (1..8589934591, FreeCell Pro numbering) laid out\n"
@@ -295,7 +240,6 @@ freecell-analyzer deal 1 --cells 3 --format text > board.txt
         help="rows: the columns, deepest card first, as REFERENCE.md prints deals (default); "
         "text: fc-solve board text (Foundations/Freecells lines); json",
     )
-    p.set_defaults(func=_cmd_deal)
 
 
 # ---------------------------------------------------------------------------
@@ -305,50 +249,63 @@ freecell-analyzer deal 1 --cells 3 --format text > board.txt
 _PATHLIKE_RE = re.compile(r"[/\\]|\.(txt|sol|solution)$", re.IGNORECASE)
 
 
-def _read_solution(text: str) -> tuple[int | None, str]:
-    """(deal number named in the file's first line or None, the moves)."""
+def _read_solution(text: str) -> tuple[int | None, list[str]]:
+    """(deal number named in the file's first line or None, the moves).
+    Refuses more than `VERIFY_MAX_BYTES` of text or `VERIFY_MAX_MOVES` moves
+    before any move is replayed."""
     if _is_file(text):
-        body = _read_text(Path(text), "solution file")
+        body = _read_text(Path(text), "solution file", VERIFY_MAX_BYTES)
     elif _PATHLIKE_RE.search(text.strip()) is not None:
-        raise AnalyzerError(f"solution file {text!r} does not exist")
+        raise AnalyzerError(f"solution file {excerpt_path(text)} does not exist")
+    elif len(text.encode("utf-8", "surrogatepass")) > VERIFY_MAX_BYTES:
+        raise AnalyzerError(f"the solution is longer than {VERIFY_MAX_BYTES:,} bytes, the most verify reads")
     else:
         body = text
     lines = [line for line in body.splitlines() if not line.lstrip().startswith("#")]
     header: int | None = None
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and re.fullmatch(r"\s*[0-9]+\s*", lines[first]):
+    if first is not None and re.fullmatch(r"\s*[0-9]+\s*", lines[first], re.ASCII):
         # tests/data/known_solution_*.txt: a first line with the deal number.
-        header = int(lines[first])
+        header = parse_deal_number(lines[first])
         del lines[first]
-    return header, "\n".join(lines)
+    moves = verifier.split_moves("\n".join(lines))
+    if len(moves) > VERIFY_MAX_MOVES:
+        raise AnalyzerError(
+            f"the solution has {len(moves):,} moves; verify replays at most {VERIFY_MAX_MOVES:,} "
+            "(the solutions the engine writes have a few hundred)"
+        )
+    return header, moves
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    rules = verifier.make_variant(_variant_name(args.variant), cells=args.cells, move_rule=args.move_rule)
+    rules = verifier.make_variant(args.variant, cells=args.cells, move_rule=args.move_rule)
     start = _start(args.start)
     header, moves = _read_solution(args.solution)
     if header is not None and isinstance(start, int) and header != start:
-        raise DealNumberError(f"solution {args.solution!r} is for deal {header}, not deal {start}")
-    report = verifier.replay(start, moves, rules)
+        raise DealNumberError(f"solution {excerpt_path(args.solution)} is for deal {header}, not deal {start}")
+    report = verifier.replay(start, moves, rules, max_visits=VERIFY_MAX_VISITS)
     where = f"{rules.name}, {rules.cells} cells, move rule {rules.move_rule}"
     if report.won:
         print(f"won in {report.total_moves} moves ({where})")
         return EXIT_OK
     if report.illegal_index is not None:
         print(f"illegal: {report.reason} ({where})")
-        print(f"position before move {report.illegal_index}:")
-        sys.stdout.write(report.position_before or "")
+        if args.verbosity >= 0:
+            print(f"position before move {report.illegal_index}:")
+            sys.stdout.write(report.position_before or "")
     else:
         print(f"not won: {report.reason} ({where})")
-        print("final position:")
-        sys.stdout.write(report.final_board)
+        if args.verbosity >= 0:
+            print("final position:" if report.repeated_index is None else "repeated position:")
+            sys.stdout.write(report.final_board)
     return EXIT_FAILURE
 
 
 def _add_verify(subparsers: Subparsers) -> None:
-    p = _subparser(
+    p = add_subcommand(
         subparsers,
         "verify",
+        handler=_cmd_verify,
         summary="check a solution with the independent verifier",
         description=(
             "Replay a solution with the independent pure-Python verifier\n"
@@ -358,18 +315,24 @@ def _add_verify(subparsers: Subparsers) -> None:
             "line holding only the deal number; lines starting with # are ignored.\n"
             "Prints 'won in N moves', or the first illegal move (its number, the\n"
             "move and why) with the position before it. A solution whose moves are\n"
-            "all legal but which does not win also fails (exit 1)."
+            "all legal but which does not win also fails.\n"
+            f"Limits: at most {VERIFY_MAX_BYTES:,} bytes of solution and {VERIFY_MAX_MOVES:,} moves\n"
+            f"(refused before replaying, exit 2); board files of at most {MAX_BOARD_BYTES:,} bytes.\n"
+            f"A replay that reaches one position more than {VERIFY_MAX_VISITS} times stops there\n"
+            "(a cycle; exit 1).\n"
+            "Exit 0 when the solution wins, 1 when it does not, 2 for unreadable input."
         ),
         examples="""
 freecell-analyzer verify 617 tests/data/known_solution_617.txt
 freecell-analyzer verify 1 "8a 81"
 freecell-analyzer verify board.txt solution.txt --cells 3 --move-rule doubling
+freecell-analyzer verify 617 solution.txt --quiet && echo valid
 """,
     )
     p.add_argument("start", metavar="START", help="deal number or board file")
     p.add_argument("solution", metavar="SOLUTION", help="solution file or a string of moves")
     _add_variant_options(p, move_rule=True)
-    p.set_defaults(func=_cmd_verify)
+    add_verbosity_options(p, quiet="print only the verdict line, without the position")
 
 
 # ---------------------------------------------------------------------------
@@ -448,8 +411,14 @@ def _solve_one(args: argparse.Namespace, variant: Variant, limits: Limits) -> in
             doc["boards"] = [str(b) for b in boards]
         print(json.dumps(doc))
         return _exit_for(result.outcome)
-    name = f"deal {start}" if isinstance(start, int) else f"board {args.start}"
+    if args.verbosity < 0:
+        print(f"outcome: {_outcome_line(result)}")
+        return _exit_for(result.outcome)
+    name = f"deal {start}" if isinstance(start, int) else f"board {excerpt_path(args.start)}"
     print(f"{name} ({variant.name}, {variant.cells} cells, move rule {variant.move_rule})")
+    if args.verbosity > 0:
+        print(_rules_line(variant))
+        print(_limits_line(limits))
     print(f"outcome: {_outcome_line(result)}")
     if result.outcome == "solved":
         print(
@@ -478,7 +447,7 @@ def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits)
         raise UsageError("solve: --show cannot be combined with --min-cells")
     start = _start(args.start)
     if not isinstance(start, int):
-        raise UsageError(f"solve: --min-cells needs a deal number, not the board file {args.start!r}")
+        raise UsageError(f"solve: --min-cells needs a deal number, not the board file {excerpt_path(args.start)}")
     max_cells = 8 if args.max_cells is None else args.max_cells
     answer = min_cells(start, variant, max_cells=max_cells, limits=limits)
     results = sorted(answer.results, key=lambda r: r.cells)
@@ -498,13 +467,20 @@ def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits)
         }
         print(json.dumps(doc))
         return code
-    print(f"deal {start} ({variant.name}, move rule {variant.move_rule})")
     if answer.min_cells is not None:
-        print(f"minimum cells: {answer.min_cells} (every smaller number proved unsolvable)")
+        verdict = f"minimum cells: {answer.min_cells} (every smaller number proved unsolvable)"
     elif code == EXIT_OK:
-        print(f"minimum cells: none (not won with up to {max_cells} cells)")
+        verdict = f"minimum cells: none (not won with up to {max_cells} cells)"
     else:
-        print("minimum cells: unknown (a search did not finish; see below)")
+        verdict = "minimum cells: unknown (a search did not finish; see below)"
+    if args.verbosity < 0:
+        print(verdict)
+        return code
+    print(f"deal {start} ({variant.name}, move rule {variant.move_rule})")
+    if args.verbosity > 0:
+        print(_rules_line(variant))
+        print(_limits_line(limits))
+    print(verdict)
     print(
         f"{'cells':>7}  {'outcome':<18} {'moves':>6} {'single':>6} {'expanded':>12} {'stored':>12} {'peak memory':>11} {'time':>9}"
     )
@@ -522,14 +498,26 @@ def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits)
     return code
 
 
+def _rules_line(v: Variant) -> str:
+    return (
+        f"rules: {v.columns} columns, build {v.build}, empty columns take {v.empty}, "
+        f"{v.dealt_to_cells} cards dealt to cells"
+    )
+
+
+def _limits_line(limits: Limits) -> str:
+    seconds = "no time limit" if limits.max_seconds is None else f"{limits.max_seconds:g} s"
+    return f"limits: {limits.max_positions:,} positions, {_human_bytes(limits.max_bytes)}, {seconds}"
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     if args.max_cells is not None and not args.min_cells:
         raise UsageError("solve: --max-cells needs --min-cells")
-    variant = Variant.named(_variant_name(args.variant), cells=args.cells, move_rule=args.move_rule)
+    variant = Variant.named(args.variant, cells=args.cells, move_rule=args.move_rule)
     defaults = Limits()
     limits = Limits(
-        max_positions=args.max_positions or defaults.max_positions,
-        max_bytes=args.max_bytes or defaults.max_bytes,
+        max_positions=defaults.max_positions if args.max_positions is None else args.max_positions,
+        max_bytes=defaults.max_bytes if args.max_bytes is None else args.max_bytes,
         max_seconds=args.max_seconds,
     )
     if args.min_cells:
@@ -539,9 +527,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 def _add_solve(subparsers: Subparsers) -> None:
     defaults = Limits()
-    p = _subparser(
+    p = add_subcommand(
         subparsers,
         "solve",
+        handler=_cmd_solve,
         summary="solve a deal or a board",
         description=(
             "Solve a deal or a board with the engine. The outcome is one of solved\n"
@@ -552,6 +541,9 @@ def _add_solve(subparsers: Subparsers) -> None:
             "automatic foundation moves are written out like any other move.\n"
             "With --min-cells: the fewest cells that win the deal, with the\n"
             "outcome for every number of cells tried.\n"
+            "Limits take the digits 0-9 with an optional suffix: positions K, M, G,\n"
+            "T (powers of 1000: 2M, 1.5M), bytes K, M, G, T (powers of 1024: 512M,\n"
+            f"1.5G), both at most {MAX_LIMIT:,}; seconds more than 0, at most {MAX_SECONDS:,}.\n"
             "Exit 0 when solved or proved unsolvable, 3 on limit, 1 on error."
         ),
         examples="""
@@ -560,25 +552,33 @@ freecell-analyzer solve 617 --cells 3
 freecell-analyzer solve 11982 --cells 5 --move-rule doubling --show
 freecell-analyzer solve board.txt --variant bakers_game --max-seconds 60 --json
 freecell-analyzer solve 617 --min-cells --max-cells 5
+freecell-analyzer solve 11982 --quiet
 """,
     )
     p.add_argument("start", metavar="DEAL_OR_BOARDFILE", help="deal number or board file")
     _add_variant_options(p, move_rule=True)
     p.add_argument(
         "--max-positions",
-        type=_positions,
+        type=option(parse_count, "positions"),
         metavar="N",
-        help=f"budget of stored positions; K/M/G suffixes (default: {defaults.max_positions:,})",
+        help=f"budget of stored positions; K/M/G/T suffixes (default: {defaults.max_positions:,})",
     )
     p.add_argument(
         "--max-bytes",
-        type=_bytes,
+        type=option(parse_size, "bytes"),
         metavar="B",
-        help=f"memory budget of the search; K/M/G suffixes, powers of 1024 (default: {_human_bytes(defaults.max_bytes)})",
+        help=f"memory budget of the search; K/M/G/T suffixes, powers of 1024 (default: {_human_bytes(defaults.max_bytes)})",
     )
-    p.add_argument("--max-seconds", type=_seconds, metavar="S", help="time budget (default: none)")
+    p.add_argument(
+        "--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="time budget (default: none)"
+    )
     p.add_argument("--show", action="store_true", help="print the position after every move")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_json_option(p, "the result (the same fields as analyzer.SolveResult)")
+    add_verbosity_options(
+        p,
+        quiet="print only the outcome line (with --min-cells: the minimum cells line)",
+        verbose="also print the variant's rules and the limits in effect",
+    )
     p.add_argument(
         "--min-cells",
         action="store_true",
@@ -586,11 +586,10 @@ freecell-analyzer solve 617 --min-cells --max-cells 5
     )
     p.add_argument(
         "--max-cells",
-        type=_cell_count,
+        type=option(parse_cell_count, "cells"),
         metavar="M",
-        help="with --min-cells: the most cells to try (default: 8)",
+        help="with --min-cells: the most cells to try, 0..10 (default: 8)",
     )
-    p.set_defaults(func=_cmd_solve)
 
 
 # ---------------------------------------------------------------------------
@@ -614,7 +613,7 @@ def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, d
     `command` (the subcommand about to run, if known) limits which other
     packages' subcommands are loaded; by default all are.
     """
-    parser = _Parser(
+    parser = Parser(
         prog=PROG,
         description=(
             "FreeCell Analyzer: deals, proved solvability and verified solutions\n"
@@ -651,18 +650,11 @@ def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, d
     return parser, unavailable
 
 
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__
-
-
-def _fail(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code (see the module docstring)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    try:
+
+    def body() -> int:
         # The main parser's only options take no value: the first other
         # word is the subcommand.
         command = next((a for a in args_list if not a.startswith("-")), None)
@@ -670,27 +662,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = "deal"  # --version, or no subcommand: nothing else to load
         parser, unavailable = build_parser(command)
         if command in unavailable:
-            raise UsageError(f"subcommand {command!r} is not available: {unavailable[command]}")
-        try:
-            args = parser.parse_args(args_list)
-        except SystemExit as done:  # --help and --version
-            return done.code if isinstance(done.code, int) else EXIT_OK
-        handler: Handler = args.func
-        return handler(args)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except (AnalyzerError, verifier.VerifierError) as error:
-        _fail(_one_line(error))
-        return EXIT_USAGE
-    except EngineError as error:
-        _fail(f"engine failure (a bug; please report it): {_one_line(error)}")
-        return EXIT_FAILURE
-    except BrokenPipeError:
-        # The reader went away (`... | head`): stop quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILURE
+            raise UsageError(f"subcommand {excerpt(command or '')} is not available: {unavailable[command or '']}")
+        return parse_and_run(parser, args_list)
+
+    return guarded(body)
+
+
+__all__ = ["EXIT_CODES_HELP", "UsageError", "build_parser", "main", "parse_deal_number"]
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ classes. Messages name the bad input.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import ClassVar, Final
 
 # Exit codes of every command (docs/DESIGN.md, "Exit codes"), defined once.
 EXIT_OK: Final = 0
@@ -17,7 +17,16 @@ EXIT_INTERRUPTED: Final = 130
 
 
 class AnalyzerError(ValueError):
-    """Base of the package's input errors."""
+    """Base of the package's input errors. The command line prints the
+    message on one line and exits with `exit_code` (2: bad usage or input;
+    a subclass may name another documented code)."""
+
+    exit_code: ClassVar[int] = EXIT_USAGE
+
+
+class UsageError(AnalyzerError):
+    """A command line that cannot be used: an unknown option, or an option
+    value that is malformed or out of range."""
 
 
 class DealNumberError(AnalyzerError):
@@ -66,5 +75,6 @@ __all__ = [
     "IllegalMoveError",
     "NotationError",
     "RangeError",
+    "UsageError",
     "VariantError",
 ]

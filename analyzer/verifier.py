@@ -635,7 +635,7 @@ CELL_LETTERS: Final = "abcdefgijk"
 FOUNDATION_LETTER: Final = "h"
 
 LocationKind = Literal["column", "cell", "foundation"]
-_MOVE_RE: Final = re.compile(r"^([0-9a-gi-k]|h)([0-9a-gi-k]|h)(?:v([0-9]+))?$")
+_MOVE_RE: Final = re.compile(r"([0-9a-gi-k]|h)([0-9a-gi-k]|h)(?:v([0-9]{1,6}))?")
 
 
 @dataclass(frozen=True)
@@ -695,6 +695,18 @@ class Move:
         return f"Move.parse({str(self)!r})"
 
 
+def _short(text: str, limit: int = 20) -> str:
+    """`text` quoted, cut to `limit` characters with its length named, so
+    that a message never echoes a huge token.
+
+    >>> _short("8h"), _short("x" * 100)
+    ("'8h'", "'xxxxxxxxxxxxxxxxxxxx'... (100 characters)")
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def parse_move(text: str) -> Move:
     """Parse one move: two location characters and an optional ``v<k>``.
 
@@ -709,10 +721,10 @@ def parse_move(text: str) -> Move:
     """
     if not isinstance(text, str):
         raise NotationError(f"a move must be a string, got {text!r}")
-    match = _MOVE_RE.match(text.strip().lower())
+    match = _MOVE_RE.fullmatch(text.strip().lower())
     if match is None:
         raise NotationError(
-            f"bad move {text!r}: expected two of 1-9, 0 (columns), {CELL_LETTERS} (cells), "
+            f"bad move {_short(text)}: expected two of 1-9, 0 (columns), {CELL_LETTERS} (cells), "
             "h (foundation), optionally followed by v<count>"
         )
     source = Location.from_notation(match.group(1))
@@ -721,11 +733,11 @@ def parse_move(text: str) -> Move:
     if match.group(3) is not None:
         if source.kind != "column" or dest.kind != "column":
             raise NotationError(
-                f"bad move {text!r}: a card count v<k> is only for column-to-column moves"
+                f"bad move {_short(text)}: a card count v<k> is only for column-to-column moves"
             )
         count = int(match.group(3))
         if count < 1:
-            raise NotationError(f"bad move {text!r}: the card count must be at least 1")
+            raise NotationError(f"bad move {_short(text)}: the card count must be at least 1")
     return Move(source, dest, count)
 
 
@@ -1117,6 +1129,10 @@ class ReplayReport:
     ``reason`` (``"move 12 '3a': no free cell ..."``) and ``position_before``
     (board text).  A legal replay that does not win has ``reason``
     ``"all N moves legal but the game is not won"``.
+    With ``max_visits``, a replay that reaches one position more often than
+    that stops there: ``repeated_index`` is the move that did it, ``reason``
+    names the move after which the position was first reached, and
+    ``final_board`` is that position.
     """
 
     won: bool
@@ -1128,6 +1144,7 @@ class ReplayReport:
     illegal_move: str | None = None
     reason: str | None = None
     position_before: str | None = None
+    repeated_index: int | None = None
 
     @property
     def move_rule(self) -> str:
@@ -1148,22 +1165,61 @@ def _start_position(start: int | Position | str, variant: VerifierVariant) -> Po
     return deal_position(start, variant)
 
 
+def _position_key(position: Position) -> bytes:
+    """The position as a short exact key (a column ends with 255, an empty
+    cell is 254): equal keys, equal positions."""
+    out = bytearray()
+    for column in position.columns:
+        out += bytes(column)
+        out.append(255)
+    out += bytes(254 if card is None else card for card in position.cells)
+    out += bytes(position.foundations)
+    return bytes(out)
+
+
+def _ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... ``11th``, ``21st``.
+
+    >>> [_ordinal(n) for n in (1, 2, 3, 4, 11, 12, 21)]
+    ['1st', '2nd', '3rd', '4th', '11th', '12th', '21st']
+    """
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def replay(
     start: int | Position | str,
     moves: str | Sequence[str],
     variant: VerifierVariant | str = "freecell",
+    *,
+    max_visits: int | None = None,
 ) -> ReplayReport:
     """Replay ``moves`` from ``start`` (deal number, Position or board text).
 
     Bad notation is reported like an illegal move; a bad start raises.
+    With ``max_visits`` the replay stops, not won, at the move that reaches
+    one position (the start included) for the ``max_visits + 1``-th time:
+    a move list going round a cycle ends there instead of being replayed to
+    its end. (Once is not enough: solutions do return to a position now and
+    then, e.g. a card moved to a cell and straight back.) Positions are
+    remembered only since the last foundation move (no later position can
+    equal one from before it).
 
     >>> r = replay(1, "8a 81", "freecell")
     >>> r.won, r.moves_applied, r.illegal_index, r.reason
     (False, 1, 2, "move 2 '81': 7D cannot go onto 6S")
+    >>> r = replay(1, "8a ab ba ab ba ab", "freecell", max_visits=2)
+    >>> r.won, r.moves_applied, r.repeated_index
+    (False, 5, 5)
+    >>> r.reason
+    "move 5 'ba' reaches the position after move 1 for the 3rd time (a cycle: the replay stops at a position's 3rd visit)"
     """
     rules = resolve_variant(variant)
     position = _start_position(start, rules)
     texts = split_moves(moves)
+    # position key -> (the move after which it was first reached, visits)
+    seen: dict[bytes, tuple[int, int]] = {_position_key(position): (0, 1)}
     for number, text in enumerate(texts, start=1):
         try:
             position_after = apply_move(position, parse_move(text), rules)
@@ -1177,9 +1233,30 @@ def replay(
                 final_board=position.to_text(),
                 illegal_index=number,
                 illegal_move=text,
-                reason=f"move {number} '{text}': {detail}",
+                reason=f"move {number} {_short(text)}: {detail}",
                 position_before=position.to_text(),
             )
+        if max_visits is not None:
+            if sum(position_after.foundations) != sum(position.foundations):
+                seen.clear()
+            key = _position_key(position_after)
+            first, visits = seen.get(key, (number, 0))
+            seen[key] = (first, visits + 1)
+            if visits + 1 > max_visits:
+                where = "the start position" if first == 0 else f"the position after move {first}"
+                nth = _ordinal(visits + 1)
+                return ReplayReport(
+                    won=False,
+                    moves_applied=number,
+                    total_moves=len(texts),
+                    variant=rules,
+                    final_board=position_after.to_text(),
+                    reason=(
+                        f"move {number} {_short(text)} reaches {where} for the {nth} time "
+                        f"(a cycle: the replay stops at a position's {nth} visit)"
+                    ),
+                    repeated_index=number,
+                )
         position = position_after
     won = position.is_won()
     return ReplayReport(

@@ -14,6 +14,7 @@ Both read the directory only; neither needs Ray.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import multiprocessing
 import os
@@ -84,13 +85,61 @@ def _outcome_line(counts: Mapping[str, int], rows: int) -> str:
 
 @dataclass
 class Report:
-    """Lines for stdout and the exit code."""
+    """What ``status`` or ``validate`` found: lines for stdout, the exit
+    code, and the same facts as data for ``--json`` (`to_dict`).
+
+    `verbose_lines` (when set) is what ``--verbose`` prints instead of
+    `lines`; ``--quiet`` prints only the last line (the verdict)."""
 
     lines: list[str] = field(default_factory=list)
     exit_code: int = EXIT_OK
+    data: dict[str, object] = field(default_factory=dict)
+    verbose_lines: list[str] | None = None
 
-    def text(self) -> str:
+    def text(self, verbosity: int = 0) -> str:
+        """The report as text: -1 the verdict line, 0 the lines, 1 every line.
+
+        >>> r = Report(["run x", "status: complete"])
+        >>> r.text(-1), r.text(1) == r.text()
+        ('status: complete', True)
+        """
+        if verbosity < 0:
+            return self.lines[-1] if self.lines else ""
+        if verbosity > 0 and self.verbose_lines is not None:
+            return "\n".join(self.verbose_lines)
         return "\n".join(self.lines)
+
+    def to_dict(self) -> dict[str, object]:
+        """The report as one JSON-ready object (README, "Machine-readable
+        output"): `data` and the exit code.
+
+        >>> Report(["status: complete"], data={"status": "complete"}).to_dict()
+        {'status': 'complete', 'exit_code': 0}
+        """
+        return {**self.data, "exit_code": self.exit_code}
+
+
+def _run_data(manifest: Manifest, directory: Path, found: Scan, missing: Sequence[DealRange]) -> dict[str, object]:
+    """The facts `status` and `validate` share, for `Report.to_dict`."""
+    return {
+        "dir": str(directory),
+        "deals": format_deals(manifest.deals),
+        "config": manifest.config.to_dict(),
+        "config_hash": manifest.config_hash,
+        "deals_total": count(manifest.deals),
+        "deals_present": count(intersect(manifest.deals, found.covered())),
+        "missing": format_deals(missing),
+        "deals_missing": count(missing),
+        "chunks": {
+            "complete": len(found.complete),
+            "invalid": [{"file": bad.path.name, "reason": bad.reason} for bad in found.bad],
+            "temporary": len(found.temp_files),
+            "ignored": sorted(other.name for other in found.other_files),
+        },
+        "rows": found.rows(),
+        "outcomes": {k: found.outcome_counts().get(k, 0) for k in OUTCOMES},
+        "runs": [dataclasses.asdict(r) for r in manifest.runs],
+    }
 
 
 def status(directory: Path | str) -> Report:
@@ -105,13 +154,19 @@ def status(directory: Path | str) -> Report:
     report.lines += cov
     report.lines += _chunk_lines(found)
     report.lines.append(_outcome_line(found.outcome_counts(), found.rows()))
+    history: list[str] = []
     if manifest.runs:
         last = manifest.runs[-1]
         wall = f", {last.wall_s:.1f} s" if last.wall_s is not None else ""
         report.lines.append(f"last run: {last.status} (started {last.started_at}{wall}); {len(manifest.runs)} runs in all")
+        for i, r in enumerate(manifest.runs, start=1):
+            took = f", {r.wall_s:.1f} s" if r.wall_s is not None else ""
+            history.append(f"  run {i}: {r.status}, deals {r.deals or '-'} (started {r.started_at}{took})")
     complete = not missing and not found.bad
     report.lines.append("status: complete" if complete else "status: incomplete (run the same command again to resume)")
+    report.verbose_lines = [*report.lines[:-1], *history, report.lines[-1]]
     report.exit_code = EXIT_OK if complete else EXIT_INCOMPLETE
+    report.data = {"command": "status", **_run_data(manifest, d, found, missing), "status": "complete" if complete else "incomplete"}
     return report
 
 
@@ -273,10 +328,13 @@ class _Reservoir:
 # ---------------------------------------------------------------------------
 
 
-def _problem_lines(title: str, problems: Sequence[str]) -> list[str]:
-    lines = [f"PROBLEM {title}: {p}" for p in problems[:SHOW_PROBLEMS]]
-    if len(problems) > SHOW_PROBLEMS:
-        lines.append(f"PROBLEM {title}: ... and {len(problems) - SHOW_PROBLEMS} more")
+def _problem_lines(title: str, problems: Sequence[str], show: int | None = SHOW_PROBLEMS) -> list[str]:
+    """PROBLEM lines: the first `show` problems (every one when None)."""
+    if show is None:
+        return [f"PROBLEM {title}: {p}" for p in problems]
+    lines = [f"PROBLEM {title}: {p}" for p in problems[:show]]
+    if len(problems) > show:
+        lines.append(f"PROBLEM {title}: ... and {len(problems) - show} more")
     return lines
 
 
@@ -323,6 +381,7 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
     dups = [f"deals {a.deals} ({a.path.name}) and {b.deals} ({b.path.name}) overlap" for a, b in found.overlaps()]
     invalid += _problem_lines("duplicates", dups)
     invalid += _problem_lines("invariants", row_issues)
+    every = [*_problem_lines("duplicates", dups, None), *_problem_lines("invariants", row_issues, None)]
     report.lines.append(f"invariants: {found.rows()} rows checked, {len(row_issues)} problems; duplicates: {len(dups)}")
 
     replay_issues = replay_all(sampler.items, config.variant.as_dict()) if sampler.items else []
@@ -331,6 +390,8 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
         f"replay: {what} {sampler.seen} solutions replayed through analyzer.verifier, {len(replay_issues)} rejected"
     )
     invalid += _problem_lines("replay", replay_issues)
+    every += _problem_lines("replay", replay_issues, None)
+    verbose = [*report.lines, *every]
     report.lines += invalid
 
     if invalid:
@@ -348,4 +409,20 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
         report.exit_code = EXIT_INCOMPLETE
     else:
         report.lines.append("result: valid and complete")
+    report.verbose_lines = [*verbose, report.lines[-1]]
+    result = "invalid" if invalid else "incomplete" if (missing or found.bad) else "valid"
+    report.data = {
+        "command": "validate",
+        **_run_data(manifest, d, found, missing),
+        "engine_versions": dict(engines),
+        "invariants": {"rows_checked": found.rows(), "problems": row_issues},
+        "duplicates": dups,
+        "replay": {
+            "solutions": sampler.seen,
+            "replayed": len(sampler.items),
+            "every": replay_every,
+            "rejected": replay_issues,
+        },
+        "result": result,
+    }
     return report

@@ -1,7 +1,8 @@
 """The ``run``, ``status`` and ``validate`` subcommands, registered into the
 main parser by `analyzer.cli` (docs/DESIGN.md, "Subcommands and where they
-live"): each handler returns the exit code and raises
-`analyzer.errors.AnalyzerError` for user mistakes (one line, exit 2).
+live") and built with `analyzer.cliframe`: each handler returns the exit
+code and raises `analyzer.errors.AnalyzerError` for user mistakes (one line,
+exit 2).
 
 Nothing here imports Ray; ``run`` does so when it starts.
 """
@@ -9,45 +10,47 @@ Nothing here imports Ray; ``run`` does so when it starts.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
-from .check import DEFAULT_SAMPLE, status, validate
-from .run import EXIT_CODES_HELP, RUN_EPILOG, add_run_arguments, handle_run, int_at_least
+from analyzer.cliframe import add_json_option, add_subcommand, add_verbosity_options, count_option
+from analyzer.errors import EXIT_FAILURE, EXIT_OK
 
-STATUS_EPILOG: Final = """\
-exit status:
-  0    complete: every deal the run was asked for has its rows
-  2    DIR is not a run directory (no run.json)
-  3    incomplete: deals missing or chunk files invalid; run the same
-       `run` command again to resume
-  130  interrupted (Ctrl-C)
+from .check import DEFAULT_SAMPLE, SHOW_PROBLEMS, status, validate
+from .run import RUN_DESCRIPTION, RUN_EXAMPLES, RUN_NOTES, add_run_arguments, handle_run
 
-examples:
-  freecell-analyzer status runs/ms32k
-"""
+if TYPE_CHECKING:
+    from analyzer.cliframe import Subparsers
 
-VALIDATE_EPILOG: Final = """\
-exit status:
-  0    complete and valid
-  1    invalid: complete chunks hold wrong data (duplicate deals, broken
-       invariants, a solution the verifier rejects)
-  2    DIR is not a run directory (no run.json)
-  3    incomplete: deals missing or chunk files truncated, corrupt or of
-       another configuration; the next `run` recomputes them
-  130  interrupted (Ctrl-C)
+STATUS_DESCRIPTION: Final = """\
+Report what a run directory holds: coverage, missing deal ranges, chunk
+files, outcome counts and the last run.
 
-examples:
-  freecell-analyzer validate runs/ms32k
-  freecell-analyzer validate runs/ms32k --sample 1000
-  freecell-analyzer validate runs/ms32k --all
-"""
+Exit 0 when every deal the run was asked for has its rows; 3 when deals are
+missing or chunk files are invalid (run the same `run` command again to
+resume); 2 when DIR is not a run directory (no run.json)."""
+
+VALIDATE_DESCRIPTION: Final = """\
+Check a run directory: coverage, duplicate deals, schema, one configuration,
+row invariants, and solutions replayed through the independent verifier (a
+sample, or --all). A published dataset (publish's output) is checked
+against its checksums, card and datapackage instead.
+
+Exit 0 when complete and valid; 1 when complete chunks hold wrong data
+(duplicate deals, broken invariants, a solution the verifier rejects); 3
+when deals are missing or chunk files are truncated, corrupt or of another
+configuration (the next `run` recomputes them); 2 when DIR is not a run
+directory (no run.json)."""
 
 
 def handle_status(args: argparse.Namespace) -> int:
     """``status DIR``: prints coverage, missing ranges and outcome counts."""
     report = status(Path(args.dir))
-    print(report.text())
+    if args.json:
+        print(json.dumps(report.to_dict()))
+    else:
+        print(report.text(args.verbosity))
     return report.exit_code
 
 
@@ -59,63 +62,92 @@ def handle_validate(args: argparse.Namespace) -> int:
 
     if is_dataset(Path(args.dir)):
         problems = validate_dataset(Path(args.dir))
-        for line in problems:
-            print(line)
-        print(f"dataset {args.dir}: " + ("valid" if not problems else f"{len(problems)} problem(s)"))
-        return 1 if problems else 0
+        code = EXIT_FAILURE if problems else EXIT_OK
+        if args.json:
+            doc = {
+                "command": "validate",
+                "dataset": str(args.dir),
+                "problems": problems,
+                "result": "invalid" if problems else "valid",
+                "exit_code": code,
+            }
+            print(json.dumps(doc))
+            return code
+        verdict = f"dataset {args.dir}: " + ("valid" if not problems else f"{len(problems)} problem(s)")
+        if args.verbosity >= 0:
+            for line in problems if args.verbosity > 0 else problems[:SHOW_PROBLEMS]:
+                print(line)
+            if args.verbosity == 0 and len(problems) > SHOW_PROBLEMS:
+                print(f"... and {len(problems) - SHOW_PROBLEMS} more (--verbose shows every one)")
+        print(verdict)
+        return code
     report = validate(Path(args.dir), replay_every=args.all, sample=args.sample, seed=args.seed)
-    print(report.text())
+    if args.json:
+        print(json.dumps(report.to_dict()))
+    else:
+        print(report.text(args.verbosity))
     return report.exit_code
 
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+def register(subparsers: Subparsers) -> None:
     """Adds ``run``, ``status`` and ``validate`` to the main parser."""
-    fmt = argparse.RawDescriptionHelpFormatter
-    p = subparsers.add_parser(
+    p = add_subcommand(
+        subparsers,
         "run",
-        help="solve a range of deals on Ray into a resumable Parquet run directory",
-        description=(
-            "Solve Microsoft deals DEALS on Ray (started here with all cores, or the cluster at "
-            "--address / $RAY_ADDRESS), one Parquet file per chunk of deals in DIR/chunks. "
-            "Re-running the same command resumes."
-        ),
-        epilog=RUN_EPILOG,
-        formatter_class=fmt,
+        handler=handle_run,
+        summary="solve a range of deals on Ray into a resumable Parquet run directory",
+        description=RUN_DESCRIPTION,
+        examples=RUN_EXAMPLES,
+        notes=RUN_NOTES,
     )
     add_run_arguments(p)
-    p.set_defaults(func=handle_run)
 
-    p = subparsers.add_parser(
+    p = add_subcommand(
+        subparsers,
         "status",
-        help="coverage, missing ranges and outcome counts of a run directory",
-        description="Report what a run directory holds: coverage, missing deal ranges, outcome counts.",
-        epilog=STATUS_EPILOG,
-        formatter_class=fmt,
+        handler=handle_status,
+        summary="coverage, missing ranges and outcome counts of a run directory",
+        description=STATUS_DESCRIPTION,
+        examples="""
+            freecell-analyzer status runs/ms32k
+            freecell-analyzer status runs/ms32k --json
+            freecell-analyzer status runs/ms32k --quiet || echo "not complete yet"
+        """,
     )
     p.add_argument("dir", metavar="DIR", help="run directory (with run.json)")
-    p.set_defaults(func=handle_status)
+    add_json_option(p, "the status (coverage, missing deals, chunks, outcome counts, every run)")
+    add_verbosity_options(
+        p, quiet="print only the status line", verbose="also list every run of the directory's history"
+    )
 
-    p = subparsers.add_parser(
+    p = add_subcommand(
+        subparsers,
         "validate",
-        help="check a run directory: coverage, duplicates, schema, invariants, replayed solutions",
-        description=(
-            "Check a run directory: coverage, duplicate deals, schema, one configuration, row invariants, "
-            "and solutions replayed through the independent verifier (a sample, or --all)."
-        ),
-        epilog=VALIDATE_EPILOG,
-        formatter_class=fmt,
+        handler=handle_validate,
+        summary="check a run directory: coverage, duplicates, schema, invariants, replayed solutions",
+        description=VALIDATE_DESCRIPTION,
+        examples="""
+            freecell-analyzer validate runs/ms32k
+            freecell-analyzer validate runs/ms32k --sample 1000
+            freecell-analyzer validate runs/ms32k --all --json > validate.json
+        """,
     )
-    p.add_argument("dir", metavar="DIR", help="run directory (with run.json)")
+    p.add_argument("dir", metavar="DIR", help="run directory (with run.json) or published dataset")
     p.add_argument("--all", action="store_true", help="replay every solution (default: a sample)")
     p.add_argument(
         "--sample",
-        type=int_at_least(0),
+        type=count_option("solutions", 0, 10**9),
         default=DEFAULT_SAMPLE,
         metavar="N",
-        help=f"solutions replayed without --all (default: {DEFAULT_SAMPLE})",
+        help=f"solutions replayed without --all, 0..1,000,000,000 (default: {DEFAULT_SAMPLE})",
     )
-    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
-    p.set_defaults(func=handle_validate)
+    p.add_argument("--seed", type=count_option("seed", 0), default=0, help=argparse.SUPPRESS)
+    add_json_option(p, "what was checked and every problem found")
+    add_verbosity_options(
+        p,
+        quiet="print only the result line",
+        verbose=f"print every PROBLEM line (by default the first {SHOW_PROBLEMS} of each kind)",
+    )
 
 
-__all__ = ["EXIT_CODES_HELP", "handle_status", "handle_validate", "register"]
+__all__ = ["handle_status", "handle_validate", "register"]

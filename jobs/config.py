@@ -29,14 +29,15 @@ from pathlib import Path
 from typing import Final
 
 import analyzer
-from analyzer import Limits, Variant, _engine
+from analyzer import Limits, Variant, _engine, cliframe
 from analyzer._api import MOVE_RULES, PRESET_NAMES
-from analyzer.errors import VariantError
+from analyzer.cliframe import MAX_LIMIT, MAX_SECONDS, parse_cell_range
+from analyzer.errors import AnalyzerError, VariantError
 
 from .errors import ConfigError
 
 #: Cell counts a variant may have (DESIGN.md, "Variant": cells 0..10).
-MAX_CELLS: Final = 10
+MAX_CELLS: Final = cliframe.MAX_CELLS
 #: Largest cell count `--min-cells` tries unless told otherwise; the
 #: engine's own default (`analyzer.min_cells(max_cells=8)`).
 DEFAULT_MAX_CELLS: Final = 8
@@ -170,7 +171,8 @@ def _cells_text(cells: Sequence[int]) -> str:
 
 
 def parse_cells(text: str) -> tuple[int, ...]:
-    """Parses ``--cells``: one count ``K`` or a range ``A-B``.
+    """Parses ``--cells``: one count ``K`` or a range ``A-B``
+    (`analyzer.cliframe.parse_cell_range`).
 
     >>> parse_cells("4"), parse_cells("0-5")
     ((4,), (0, 1, 2, 3, 4, 5))
@@ -179,16 +181,10 @@ def parse_cells(text: str) -> tuple[int, ...]:
     ...
     jobs.errors.ConfigError: --cells '5-1' is reversed: write it as 1-5
     """
-    m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", text)
-    if m is None:
-        raise ConfigError(f"--cells {text!r} is not a number of cells: expected K or A-B, e.g. 4 or 0-5")
-    lo = int(m.group(1))
-    hi = int(m.group(2)) if m.group(2) is not None else lo
-    if lo > hi:
-        raise ConfigError(f"--cells {text!r} is reversed: write it as {hi}-{lo}")
-    if hi > MAX_CELLS:
-        raise ConfigError(f"--cells {text!r}: at most {MAX_CELLS} cells")
-    return tuple(range(lo, hi + 1))
+    try:
+        return parse_cell_range(text)
+    except AnalyzerError as e:
+        raise ConfigError(f"--cells {e}") from None
 
 
 def _check_cells(variant: Variant, cells: Sequence[int]) -> None:
@@ -208,7 +204,7 @@ def _check_cells(variant: Variant, cells: Sequence[int]) -> None:
 def build_config(
     variant: str = "freecell",
     *,
-    cells: str | None = None,
+    cells: str | Sequence[int] | None = None,
     min_cells: bool = False,
     max_cells: int | None = None,
     move_rule: str | None = None,
@@ -243,14 +239,17 @@ def build_config(
     else:
         if max_cells is not None:
             raise ConfigError("--max-cells needs --min-cells")
-        ks = parse_cells(cells) if cells is not None else (v.cells,)
+        if cells is None:
+            ks = (v.cells,)
+        else:
+            ks = parse_cells(cells) if isinstance(cells, str) else tuple(cells)
     _check_cells(v, ks)
     defaults = Limits()
     for name, value in (("--max-positions", max_positions), ("--max-bytes", max_bytes)):
-        if value is not None and value < 1:
-            raise ConfigError(f"{name} must be at least 1, not {value}")
-    if max_seconds is not None and not max_seconds > 0:
-        raise ConfigError(f"--max-seconds must be positive, not {max_seconds}")
+        if value is not None and not 1 <= value <= MAX_LIMIT:
+            raise ConfigError(f"{name} must be in 1..{MAX_LIMIT}, not {value}")
+    if max_seconds is not None and not 0 < max_seconds <= MAX_SECONDS:
+        raise ConfigError(f"--max-seconds must be more than 0 and at most {MAX_SECONDS}, not {max_seconds}")
     limits = Limits(
         max_positions=defaults.max_positions if max_positions is None else max_positions,
         max_bytes=defaults.max_bytes if max_bytes is None else max_bytes,

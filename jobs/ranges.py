@@ -16,11 +16,11 @@ names carry them (docs/DESIGN.md, "Runs on disk").
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from analyzer.cliframe import DEALS_EXAMPLE, parse_deal_span
 from analyzer.errors import RangeError
 
 #: Microsoft deals are numbered 1..2^33-1 (REFERENCE.md; DESIGN.md "Deal
@@ -28,8 +28,7 @@ from analyzer.errors import RangeError
 MIN_DEAL: Final = 1
 MAX_DEAL: Final = 2**33 - 1
 
-_PART = re.compile(r"(\d+)(?:-(\d+))?")
-_EXAMPLE = "expected N or A-B separated by commas, e.g. 11982, 1-32000 or 1-1000,5000-6000"
+_EXAMPLE = DEALS_EXAMPLE
 
 
 @dataclass(frozen=True, order=True)
@@ -70,26 +69,15 @@ class DealRange:
 
 
 def _parse_part(part: str, whole: str) -> DealRange:
-    m = _PART.fullmatch(part.strip())
-    if m is None:
-        where = "" if part == whole else f" in {whole!r}"
-        raise RangeError(f"{part.strip()!r}{where} is not a deal range: {_EXAMPLE}")
-    start = int(m.group(1))
-    end = int(m.group(2)) if m.group(2) is not None else start
-    for n in (start, end):
-        if not MIN_DEAL <= n <= MAX_DEAL:
-            raise RangeError(
-                f"deal range {part.strip()!r}: deal {n} is out of range: "
-                f"Microsoft deals are numbered {MIN_DEAL}..{MAX_DEAL}"
-            )
-    if start > end:
-        raise RangeError(f"deal range {part.strip()!r} is reversed: write it as {end}-{start}")
+    start, end = parse_deal_span(part, whole)
     return DealRange(start, end)
 
 
 def parse_deals(text: str) -> tuple[DealRange, ...]:
     """Parses DEALS: comma-separated ``N`` or ``A-B`` (inclusive), sorted,
     with adjacent ranges merged. Overlaps are refused (most likely a typo).
+    Each item is read by `analyzer.cliframe.parse_deal_span`, the one
+    reader of deal numbers (digits 0-9 only).
 
     >>> parse_deals("5000-6000, 1-1000")
     (DealRange(1, 1000), DealRange(5000, 6000))

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import io
+import json
 import logging
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -30,12 +31,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, TextIO
 
+from analyzer._api import MOVE_RULES
+from analyzer.cliframe import (
+    add_json_option,
+    add_verbosity_options,
+    count_option,
+    dispatch,
+    option,
+    parse_cell_count,
+    parse_cell_range,
+    parse_count,
+    parse_move_rule,
+    parse_seconds,
+    parse_size,
+    parse_variant,
+    standalone,
+)
 from analyzer.errors import (
     EXIT_FAILURE,
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_USAGE,
     AnalyzerError,
 )
 from analyzer.schema import OUTCOMES
@@ -50,8 +66,6 @@ from .task import SHIP_HINT, ChunkSummary, EngineUnavailableError, run_chunk
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-#: Exit codes (docs/DESIGN.md, "Exit codes").
-
 #: 1000 deals is a few seconds of solving at the default limits: coarse
 #: enough that Ray's per-task cost (~10 ms) is noise, fine enough that a
 #: lost chunk or a resumed run redoes little.
@@ -63,137 +77,128 @@ MAX_RETRIES: Final = 3
 
 log = logging.getLogger("jobs.run")
 
-EXIT_CODES_HELP: Final = """\
-exit status:
-  0    complete: every deal of DEALS has its rows in DIR
-  1    failure: Ray could not run the solver (e.g. the engine is missing on a worker)
-  2    bad usage or input (DEALS, options, an output path that is a file,
-       a directory of another configuration); nothing is written
-  3    incomplete but resumable (chunks lost after retries, or no progress
-       for --stall-timeout seconds): run the same command again
-  130  interrupted (Ctrl-C); finished chunks are kept, run again to resume
-"""
+RUN_DESCRIPTION: Final = """\
+Solve Microsoft deals DEALS on Ray (started here with all cores, or the
+cluster at --address / $RAY_ADDRESS), one Parquet file per chunk of deals in
+DIR/chunks. Re-running the same command resumes: complete chunks are kept,
+the rest is computed.
 
-RUN_EPILOG: Final = (
-    EXIT_CODES_HELP
-    + """
-examples:
-  freecell-analyzer run 1-32000 --out runs/ms32k
-  freecell-analyzer run 1-1000,5000-6000 --out runs/a --cells 0-5 --max-positions 2000000
-  freecell-analyzer run 1-100000 --out runs/min --min-cells --chunk-size 500
-  freecell-analyzer run 1-1000000 --out /shared/ms1m --address 10.0.0.1:6379
-  ray job submit --working-dir . -- python -m jobs.run 1-1000000 --out /shared/ms1m
+Numbers take the digits 0-9 only. Limits: positions with K, M, G, T
+(powers of 1000: 2M, 1.5M), bytes with K, M, G, T (powers of 1024: 512M,
+1.5G), both 1..18446744073709551615; seconds more than 0, at most
+1000000000. Every option is checked before anything is written.
 
-Running the same command again resumes: complete chunks are kept, the rest
-is computed. On a cluster, --out must be on storage that every node mounts
-at the same path (the tasks write the chunk files); run the driver on a
-cluster node (ray job submit), not through a ray:// client.
-"""
-)
+Exit 0 when every deal of DEALS has its rows in DIR; 1 when Ray cannot run
+the solver (e.g. the engine is missing on a worker) or a task fails with a
+bug; 2 for bad DEALS or options, an output path that is a file, or a
+directory of another configuration (nothing is written); 3 when chunks are
+lost after retries or no chunk finishes for --stall-timeout seconds (run
+the same command again); 130 when interrupted (finished chunks are kept).
+With --json the final summary is one JSON object on stdout (see README,
+"Machine-readable output")."""
+
+RUN_EXAMPLES: Final = """\
+freecell-analyzer run 1-32000 --out runs/ms32k
+freecell-analyzer run 1-1000,5000-6000 --out runs/a --cells 0-5 --max-positions 2M
+freecell-analyzer run 1-100000 --out runs/min --min-cells --chunk-size 500
+freecell-analyzer run 1-1000000 --out /shared/ms1m --address 10.0.0.1:6379
+freecell-analyzer run 1-32000 --out runs/ms32k --quiet --json > summary.json
+ray job submit --working-dir . -- python -m jobs.run 1-1000000 --out /shared/ms1m"""
+
+RUN_NOTES: Final = """\
+On a cluster, --out must be on storage that every node mounts at the same
+path (the tasks write the chunk files); run the driver on a cluster node
+(ray job submit), not through a ray:// client."""
+
+#: Bounds of the execution options: a chunk's rows are held in memory by
+#: one task (a million rows is several hundred MB), and each task in flight
+#: is an object reference on the driver.
+MAX_CHUNK_SIZE: Final = 1_000_000
+MAX_IN_FLIGHT: Final = 100_000
 
 
 # ---------------------------------------------------------------------------
 # Options
 # ---------------------------------------------------------------------------
 
-_SIZE = re.compile(r"(\d+)\s*([kmgt]?)(i?b)?", re.IGNORECASE)
-
-
-def parse_bytes(text: str) -> int:
-    """``--max-bytes``: a number of bytes, with an optional binary suffix.
-
-    >>> parse_bytes("1073741824"), parse_bytes("4G"), parse_bytes("512MiB")
-    (1073741824, 4294967296, 536870912)
-    """
-    m = _SIZE.fullmatch(text.strip())
-    if m is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size: expected bytes, e.g. 1073741824, 512M or 4G")
-    power = " kmgt".index(m.group(2).lower() or " ")
-    return int(m.group(1)) << (10 * power)
-
-
-def parse_count(text: str) -> int:
-    """A positive count, with an optional decimal suffix (as ``solve`` takes
-    ``--max-positions``).
-
-    >>> parse_count("500"), parse_count("20M"), parse_count("2k")
-    (500, 20000000, 2000)
-    """
-    m = re.fullmatch(r"(\d+)\s*([kmgt]?)", text.strip().replace("_", ""), re.IGNORECASE)
-    if m is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a count: expected e.g. 500000 or 20M")
-    n = int(m.group(1)) * 1000 ** " kmgt".index(m.group(2).lower() or " ")
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return int(n)
-
-
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer no smaller than `minimum`."""
-
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if n < minimum:
-            bound = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
-            raise argparse.ArgumentTypeError(f"{text!r} {bound}")
-        return n
-
-    return parse
-
-
-_positive_int = int_at_least(1)
-
-
-def _seconds(text: str) -> float:
-    try:
-        s = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not s >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
-    return s
-
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``run``; shared by the CLI and ``python -m jobs.run``."""
-    p.add_argument("deals", metavar="DEALS", help="deal numbers: N, A-B or a comma list (1-32000, 11982, 1-1000,5000-6000)")
+    """The options of ``run``; shared by the CLI and ``python -m jobs.run``.
+    Every value is read by `analyzer.cliframe`'s parsers."""
+    p.add_argument(
+        "deals",
+        metavar="DEALS",
+        type=option(parse_deals, "deals"),
+        help="deal numbers: N, A-B or a comma list (1-32000, 11982, 1-1000,5000-6000)",
+    )
     p.add_argument("--out", "-o", metavar="DIR", required=True, type=Path, help="run directory (created if missing)")
-    p.add_argument("--variant", default="freecell", help="rule preset (default: freecell)")
+    p.add_argument(
+        "--variant", type=option(parse_variant, "variant"), default="freecell", metavar="V", help="rule preset (default: freecell)"
+    )
     cells = p.add_mutually_exclusive_group()
-    cells.add_argument("--cells", metavar="K|A-B", help="number of cells, or a range solved for every deal (default: the variant's)")
+    cells.add_argument(
+        "--cells",
+        type=option(parse_cell_range, "cells"),
+        metavar="K|A-B",
+        help="number of cells (0..10), or a range solved for every deal (default: the variant's)",
+    )
     cells.add_argument(
         "--min-cells", action="store_true", help="find each deal's minimum number of cells, with proofs for fewer"
     )
-    p.add_argument("--max-cells", type=int, metavar="K", help="with --min-cells: the most cells tried (default: 8)")
-    p.add_argument("--move-rule", choices=("single", "product", "doubling", "unlimited"), help="multi-card move rule")
+    p.add_argument(
+        "--max-cells",
+        type=option(parse_cell_count, "cells"),
+        metavar="K",
+        help="with --min-cells: the most cells tried, 0..10 (default: 8)",
+    )
+    p.add_argument(
+        "--move-rule", type=option(parse_move_rule, "move rule"), metavar="R", help=f"multi-card move rule: {', '.join(MOVE_RULES)}"
+    )
     lim = p.add_argument_group("per-deal limits (a deal that hits one gets outcome 'limit')")
-    lim.add_argument("--max-positions", type=parse_count, metavar="N", help="positions per search, e.g. 2M (default: 100M; the 1G byte budget binds first)")
-    lim.add_argument("--max-bytes", type=parse_bytes, metavar="B", help="memory per search, e.g. 1G (default: 1G)")
-    lim.add_argument("--max-seconds", type=float, metavar="S", help="seconds per search (default: none)")
+    lim.add_argument(
+        "--max-positions",
+        type=option(parse_count, "positions"),
+        metavar="N",
+        help="positions per search, e.g. 2M (default: 100M; the 1G byte budget binds first)",
+    )
+    lim.add_argument("--max-bytes", type=option(parse_size, "bytes"), metavar="B", help="memory per search, e.g. 1G (default: 1G)")
+    lim.add_argument("--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="seconds per search (default: none)")
     ray_ = p.add_argument_group("execution")
     ray_.add_argument(
-        "--chunk-size", type=_positive_int, metavar="N", help=f"deals per task and file (default: {DEFAULT_CHUNK_SIZE}, or the run's)"
+        "--chunk-size",
+        type=count_option("deals", 1, MAX_CHUNK_SIZE),
+        metavar="N",
+        help=f"deals per task and file, 1..{MAX_CHUNK_SIZE:,} (default: {DEFAULT_CHUNK_SIZE}, or the run's)",
     )
     ray_.add_argument("--address", metavar="A", help="Ray cluster to join (default: $RAY_ADDRESS, else start Ray here)")
-    ray_.add_argument("--max-in-flight", type=_positive_int, metavar="N", help="tasks submitted at once (default: 2 x CPUs)")
+    ray_.add_argument(
+        "--max-in-flight",
+        type=count_option("tasks", 1, MAX_IN_FLIGHT),
+        metavar="N",
+        help="tasks submitted at once (default: 2 x CPUs)",
+    )
     ray_.add_argument(
         "--stall-timeout",
-        type=_seconds,
+        type=option(lambda t: parse_seconds(t, allow_zero=True), "seconds"),
         default=DEFAULT_STALL_TIMEOUT,
         metavar="S",
         help=f"give up (exit 3) when no chunk finishes for S seconds; 0 = never (default: {DEFAULT_STALL_TIMEOUT:g})",
     )
     ray_.add_argument(
         "--progress-interval",
-        type=_seconds,
+        type=option(lambda t: parse_seconds(t, allow_zero=True), "seconds"),
         default=DEFAULT_PROGRESS_INTERVAL,
         metavar="S",
-        help=f"seconds between progress lines when stderr is not a terminal (default: {DEFAULT_PROGRESS_INTERVAL:g})",
+        help=f"seconds between progress lines when stderr is not a terminal; 0 = only at the end (default: {DEFAULT_PROGRESS_INTERVAL:g})",
     )
-    p.add_argument("--fail-deals", metavar="LIST", help=argparse.SUPPRESS)
+    out = p.add_argument_group("output")
+    add_json_option(out, "the final summary (status, exit code, deals and outcome counts of this invocation)")
+    add_verbosity_options(
+        out,
+        quiet="no progress or information lines on stderr: only errors (and the summary with --json)",
+        verbose="also a line on stderr for every chunk that finishes",
+    )
+    p.add_argument("--fail-deals", metavar="LIST", type=option(parse_deals, "deals"), help=argparse.SUPPRESS)
 
 
 @dataclass
@@ -209,6 +214,8 @@ class RunOptions:
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     command: list[str] = field(default_factory=lambda: list(sys.argv))
+    #: -1 quiet (errors only on stderr), 0 normal, 1 a line per chunk.
+    verbosity: int = 0
 
 
 #: At most this many deals may be named by the hidden --fail-deals.
@@ -218,10 +225,10 @@ _MAX_FAIL_DEALS: Final = 10_000
 def options_from_args(args: argparse.Namespace) -> RunOptions:
     """Validates parsed ``run`` arguments; raises `AnalyzerError` subclasses
     whose message names the bad input."""
-    deals = parse_deals(args.deals)
+    deals: tuple[DealRange, ...] = args.deals
     fail: list[int] = []
     if args.fail_deals:
-        fr = parse_deals(args.fail_deals)
+        fr: tuple[DealRange, ...] = args.fail_deals
         if count(fr) > _MAX_FAIL_DEALS:
             raise ConfigError(f"--fail-deals names more than {_MAX_FAIL_DEALS} deals")
         fail = [n for r in fr for n in r.deals()]
@@ -245,6 +252,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         max_in_flight=args.max_in_flight,
         stall_timeout=args.stall_timeout,
         progress_interval=args.progress_interval,
+        verbosity=args.verbosity,
     )
 
 
@@ -309,6 +317,13 @@ class Progress:
         if due or (force and self.done != self.done_printed):
             self.last_line, self.done_printed = now, self.done
             print(f"[{time.strftime('%H:%M:%S')}] {self.line()}", file=self.stream, flush=True)
+
+    def write(self, line: str) -> None:
+        """A line of its own, above the bar on a terminal."""
+        if self.bar is not None:
+            self.bar.write(line, file=self.stream)
+        else:
+            print(line, file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -390,6 +405,31 @@ class RunOutcome:
     summaries: list[ChunkSummary] = field(default_factory=list)
     failed: list[tuple[DealRange, str]] = field(default_factory=list)
 
+    def outcome_counts(self) -> dict[str, int]:
+        """Rows by outcome over the chunks this invocation finished."""
+        counts = dict.fromkeys(OUTCOMES, 0)
+        for summary in self.summaries:
+            for k, n in summary["outcomes"].items():
+                counts[k] = counts.get(k, 0) + n
+        return counts
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``run --json`` summary's fields that describe this invocation
+        (README, "Machine-readable output").
+
+        >>> RunOutcome("complete", 0, deals_done=10, chunks_done=1, wall_s=1.5).to_dict()["outcomes"]
+        {'solved': 0, 'unsolvable': 0, 'limit': 0, 'error': 0}
+        """
+        return {
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "deals_done": self.deals_done,
+            "chunks_done": self.chunks_done,
+            "wall_s": self.wall_s,
+            "outcomes": self.outcome_counts(),
+            "failed": [{"deals": str(r), "why": why} for r, why in self.failed],
+        }
+
 
 def run(
     options: RunOptions,
@@ -403,6 +443,9 @@ def run(
     output directory. `on_chunk` is called on the driver after each chunk
     (tests use it to disturb a run at a known point)."""
     err = stream or sys.stderr
+    # Information (start, progress, the final line) goes to `note`; errors
+    # and warnings always to `err`.
+    note: TextIO = err if options.verbosity >= 0 else io.StringIO()
     t_start = time.monotonic()
     started_at = now_iso()
     out, config = options.out, options.config
@@ -437,7 +480,7 @@ def run(
     total = count(options.deals)
     done0 = total - sum(len(r) for r in todo)
     if not todo:
-        print(f"nothing to do: all {total} deals of {format_deals(options.deals)} are already in {out}", file=err)
+        print(f"nothing to do: all {total} deals of {format_deals(options.deals)} are already in {out}", file=note)
         return finish("complete", EXIT_OK)
 
     we_connected = False
@@ -452,7 +495,7 @@ def run(
         write_manifest(out, manifest)
         if found is not None:
             for bad in found.bad:
-                print(f"chunk {bad.path.name} is invalid ({bad.reason}); recomputing it", file=err)
+                print(f"chunk {bad.path.name} is invalid ({bad.reason}); recomputing it", file=note)
                 bad.path.unlink(missing_ok=True)
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         window = options.max_in_flight or max(2, 2 * cpus)
@@ -460,14 +503,14 @@ def run(
             f"run {format_deals(options.deals)} -> {out}: {config.describe()}; "
             f"{len(todo)} chunks of up to {chunk_size} deals to do ({done0} deals already done), "
             f"{cpus} CPUs, {window} tasks in flight",
-            file=err,
+            file=note,
             flush=True,
         )
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(run_chunk)
         config_json = config.canonical_json()
         prov = provenance.as_dict()
         counts = found.outcome_counts() if found else dict.fromkeys(OUTCOMES, 0)
-        progress = Progress(total, done0, counts, options.progress_interval, err)
+        progress = Progress(total, done0, counts, options.progress_interval, note)
         queue = collections.deque(todo)
         last_progress = time.monotonic()
         while queue or pending:
@@ -503,6 +546,12 @@ def run(
                 outcome.summaries.append(summary)
                 outcome.deals_done += len(flight.deals)
                 outcome.chunks_done += 1
+                if options.verbosity > 0:
+                    progress.write(
+                        f"chunk {flight.deals} done on {summary['node']}: "
+                        + " ".join(f"{k} {summary['outcomes'].get(k, 0)}" for k in OUTCOMES)
+                        + f"; solved in {summary['solve_s']:.1f} s, written in {summary['write_s']:.2f} s"
+                    )
                 progress.advance(len(flight.deals), summary["outcomes"])
                 if on_chunk is not None:
                     on_chunk(summary)
@@ -555,7 +604,7 @@ def run(
     print(
         f"complete: {outcome.deals_done} deals in {wall:.1f} s "
         f"({outcome.deals_done / wall if wall > 0 else 0:.1f} deals/s); {out}",
-        file=err,
+        file=note,
     )
     return finish("complete", EXIT_OK)
 
@@ -590,33 +639,41 @@ def _check_memory(config: RunConfig) -> None:
 # ---------------------------------------------------------------------------
 
 
+def summary_doc(options: RunOptions, outcome: RunOutcome) -> dict[str, object]:
+    """The ``run --json`` summary: the run directory, what was asked, and
+    what this invocation did (README, "Machine-readable output")."""
+    return {
+        "command": "run",
+        "out": os.fspath(options.out),
+        "deals": format_deals(options.deals),
+        "deals_requested": count(options.deals),
+        "config_hash": options.config.config_hash(),
+        **outcome.to_dict(),
+    }
+
+
 def handle_run(args: argparse.Namespace) -> int:
     """The ``run`` subcommand: returns the exit code; raises `AnalyzerError`
-    for bad input (the CLI prints it and exits 2)."""
+    for bad input (the CLI prints it and exits 2). With ``--json`` the
+    summary goes to stdout as one JSON object, whatever the status."""
     options = options_from_args(args)
     try:
-        return run(options).exit_code
+        outcome = run(options)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        outcome = RunOutcome("interrupted", EXIT_INTERRUPTED)
+    if args.json:
+        print(json.dumps(summary_doc(options, outcome)), flush=True)
+    return outcome.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m jobs.run DEALS --out DIR [...]`` (same options as
     ``freecell-analyzer run``)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m jobs.run",
-        description="Solve a range of Microsoft deals on Ray, writing Parquet chunks into DIR (resumable).",
-        epilog=RUN_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = standalone("python -m jobs.run", RUN_DESCRIPTION, RUN_EXAMPLES, RUN_NOTES)
     add_run_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return handle_run(args)
-    except AnalyzerError as e:
-        print(f"freecell-analyzer: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    parser.set_defaults(func=handle_run)
+    return dispatch(parser, argv)
 
 
 if __name__ == "__main__":

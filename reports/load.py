@@ -397,7 +397,7 @@ def load_run(path: Path | str, columns: Sequence[str] | None = None) -> Run:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m reports.load DIR...``: what the directories hold."""
-    from .cli import run_main
+    from analyzer.cliframe import run_main
 
     def add(p: argparse.ArgumentParser) -> None:
         p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run directories")

@@ -206,7 +206,8 @@ def write_difficulty_plots(frames: Sequence[tuple[str, pd.DataFrame]], out_dir: 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m reports.plots DIR... --out PLOT_DIR``: only the figures."""
-    from .cli import run_main
+    from analyzer.cliframe import run_main
+
     from .load import load_runs
     from .summary import min_cells_distribution
 

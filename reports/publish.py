@@ -955,9 +955,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``python -m reports.publish --validate DATASET_DIR``."""
     import sys
 
+    from analyzer.cliframe import run_main
     from analyzer.errors import EXIT_FAILURE
-
-    from .cli import run_main
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--validate"]:

@@ -25,6 +25,8 @@ import pandas as pd
 
 import analyzer
 from analyzer import schema
+from analyzer._api import MAX_DEAL
+from analyzer.cliframe import count_option
 
 from . import plots, summary
 from .load import (
@@ -536,11 +538,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="accept runs of different configurations (e.g. 3 and 4 cells) and compare them side by side",
     )
     p.add_argument(
-        "--top", type=int, default=10, metavar="N", help="hardest N deals per measure (default 10)"
+        "--top",
+        type=count_option("deals", 1, 10_000),
+        default=10,
+        metavar="N",
+        help="hardest N deals per measure, 1..10,000 (default 10)",
     )
     p.add_argument(
         "--block-size",
-        type=int,
+        type=count_option("deals", 1, MAX_DEAL),
         default=None,
         metavar="N",
         help="deals per block in the per-block table (default: a power of ten giving at most 100 blocks)",
@@ -554,7 +560,7 @@ def handler(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .cli import run_main
+    from analyzer.cliframe import run_main
 
     return run_main(
         "python -m reports.report", __doc__.splitlines()[0] if __doc__ else "", add_arguments, handler, argv

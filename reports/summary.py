@@ -307,7 +307,8 @@ def common_deals(runs: Sequence[tuple[str, pd.DataFrame]]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m reports.summary DIR...``: the outcome table on stdout."""
-    from .cli import run_main
+    from analyzer.cliframe import run_main
+
     from .load import load_runs
 
     def add(p: argparse.ArgumentParser) -> None:

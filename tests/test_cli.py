@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import doctest
 import io
 import json
 import shutil
@@ -409,10 +408,6 @@ def test_the_console_script() -> None:
 # ---------------------------------------------------------------------------
 # In process: main() itself
 # ---------------------------------------------------------------------------
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(cli, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_main_returns_the_exit_code(capsys: pytest.CaptureFixture[str]) -> None:

@@ -103,6 +103,27 @@ def test_min_cells_run(ray_address: str, tmp_path: Path) -> None:
     assert cli(["validate", str(out), "--all"]) == 0
 
 
+def test_run_json_quiet_and_verbose(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = ["run", "1-10", "--out", str(out), "--chunk-size", "5", *LIMIT]
+    assert cli([*args, "--json", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["command"] == "run" and doc["status"] == "complete" and doc["exit_code"] == 0
+    assert (doc["deals"], doc["deals_requested"], doc["deals_done"], doc["chunks_done"]) == ("1-10", 10, 10, 2)
+    assert sum(doc["outcomes"].values()) == 10 and doc["failed"] == []
+    assert doc["config_hash"] == CONFIG.config_hash() and doc["out"] == str(out)
+    assert "complete:" not in captured.err and "run 1-10 ->" not in captured.err  # --quiet
+
+    (out / CHUNKS_DIR / "deals-0000000006-0000000010.parquet").unlink()
+    assert cli([*args, "--verbose"]) == 0
+    err = capsys.readouterr().err
+    assert "chunk 6-10 done on " in err and "complete: 5 deals" in err
+    assert cli([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "complete" and doc["deals_done"] == 0  # nothing left to do
+
+
 def test_corrupted_chunks_are_recomputed(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = make_run_dir(tmp_path / "run", "1-20", CONFIG, 5)
     chunks = sorted((out / CHUNKS_DIR).iterdir())

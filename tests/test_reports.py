@@ -8,7 +8,6 @@ pyarrow, independently of the pandas code under test.
 from __future__ import annotations
 
 import argparse
-import doctest
 import json
 import shutil
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 from fixtures_runs import FixtureRuns, shared_c2_report, shared_runs
 
 import analyzer
-from reports import cli, load, plots, publish, report, summary
+from reports import cli, load, plots, report, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -130,12 +129,6 @@ def test_duplicate_rows_and_repeated_directories_are_refused(runs: FixtureRuns) 
 def test_bad_deal_ranges(text: str) -> None:
     with pytest.raises(analyzer.RangeError):
         load.parse_deals(text)
-
-
-def test_doctests() -> None:
-    for module in (load, summary, publish):
-        result = doctest.testmod(module)
-        assert result.failed == 0, module.__name__
 
 
 # --- summaries -------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import doctest
 import re
 import sys
 from collections import deque
@@ -128,14 +127,8 @@ def reason_of(position: Position, move: str, variant: VerifierVariant | str) -> 
 
 
 # ---------------------------------------------------------------------------
-# doctests, import hygiene
+# import hygiene (the doctests run under pytest --doctest-modules)
 # ---------------------------------------------------------------------------
-
-
-def test_doctests() -> None:
-    result = doctest.testmod(v)
-    assert result.attempted > 20
-    assert result.failed == 0
 
 
 def test_verifier_never_imports_the_engine() -> None:
@@ -938,6 +931,48 @@ def test_replay_start_shape_must_match_variant() -> None:
         replay(deal_position(1).to_text(), "", "seahaven_towers")
 
 
+def test_replay_stops_when_a_position_comes_back_too_often() -> None:
+    """verify's early stop (issue 28, item 12): a cyclic move list ends at
+    the move that reaches one position once more than allowed, instead of
+    being replayed to its end."""
+    moves = "8a " + " ".join(["ab", "ba"] * 50_000)
+    report = replay(1, moves, FREECELL, max_visits=4)
+    assert not report.won and report.illegal_index is None
+    assert (report.moves_applied, report.repeated_index, report.total_moves) == (9, 9, 100_001)
+    assert report.reason == (
+        "move 9 'ba' reaches the position after move 1 for the 5th time "
+        "(a cycle: the replay stops at a position's 5th visit)"
+    )
+    assert report.final_board == apply_move(deal_position(1), "8a", FREECELL).to_text()
+    # A position reached again, but not too often, is fine; without the
+    # option the whole list is replayed.
+    assert replay(1, "8a ab ba ab", FREECELL, max_visits=2).reason == "all 4 moves legal but the game is not won"
+    assert replay(1, "8a ab ba ab ba ab ba", FREECELL).reason == "all 7 moves legal but the game is not won"
+
+
+def test_replay_visits_count_the_start_position() -> None:
+    start = make_position(ENDGAME, "KS")
+    report = replay(start, "ab ba ab ba 1h", FREECELL, max_visits=2)
+    assert report.repeated_index == 4
+    assert report.reason is not None
+    assert report.reason.startswith("move 4 'ba' reaches the start position for the 3rd time")
+    assert replay(start, "ab ba 1h 1h ah", FREECELL, max_visits=1).repeated_index == 2
+    # A foundation move starts afresh: no position before it can come back.
+    assert replay(start, "ab 1h 1h bh", FREECELL, max_visits=1).won
+
+
+def test_a_huge_token_is_quoted_as_an_excerpt() -> None:
+    token = "x" * 1_000_000
+    report = replay(1, f"8a {token}", FREECELL)
+    assert report.illegal_index == 2 and report.reason is not None
+    assert len(report.reason) < 300 and "(1,000,000 characters)" in report.reason
+    assert report.illegal_move == token  # the data keeps the whole token
+    for text in ("12v" + "9" * 5000, "y" * 10_000):
+        with pytest.raises(NotationError) as info:
+            parse_move(text)
+        assert len(str(info.value)) < 300
+
+
 def known_solution_files() -> list[Path]:
     return sorted(DATA.glob("known_solution_*.txt"))
 
@@ -957,6 +992,7 @@ def test_known_solutions(path: Path) -> None:
     report = replay(deal_number, moves, variant)
     assert report.won, report.reason
     assert report.moves_applied == len(moves.split())
+    assert replay(deal_number, moves, variant, max_visits=1).won  # no position twice
     if (
         variant.move_rule == "product"
     ):  # a product-rule solution replays under doubling too

@@ -1,0 +1,125 @@
+"""--json, --quiet and --verbose, spelled the same by every subcommand that
+has them (analyzer.cliframe), and what each prints (README, "Machine-readable
+output"). `run --json` needs Ray: it is in test_jobs_ray.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from test_inputs import call
+from test_jobs import FAST, make_run_dir
+
+from jobs.chunks import CHUNKS_DIR, read_chunk, write_chunk
+from jobs.rundir import RunRecord, load_manifest, write_manifest
+
+
+@pytest.fixture(scope="module")
+def complete(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = make_run_dir(tmp_path_factory.mktemp("out") / "run", "1-10", FAST, 5)
+    m = load_manifest(run)
+    assert m is not None
+    m.runs.append(RunRecord("2026-01-02T00:00:00Z", "2026-01-02T00:00:09Z", 9.0, "complete", "1-10"))
+    write_manifest(run, m)
+    return run
+
+
+@pytest.fixture
+def incomplete(tmp_path: Path) -> Path:
+    run = make_run_dir(tmp_path / "run", "1-15", FAST, 5)
+    (run / CHUNKS_DIR / "deals-0000000006-0000000010.parquet").unlink()
+    bad = run / CHUNKS_DIR / "deals-0000000011-0000000015.parquet"
+    bad.write_bytes(bad.read_bytes()[:100])
+    return run
+
+
+def test_status_json(complete: Path, incomplete: Path) -> None:
+    done = call("status", complete, "--json")
+    assert done.returncode == 0 and done.stderr == ""
+    doc = json.loads(done.stdout)
+    assert doc["command"] == "status" and doc["status"] == "complete" and doc["exit_code"] == 0
+    assert (doc["deals"], doc["deals_total"], doc["deals_present"], doc["deals_missing"]) == ("1-10", 10, 10, 0)
+    assert doc["config"] == FAST.to_dict() and doc["config_hash"] == FAST.config_hash()
+    assert doc["rows"] == 10 and sum(doc["outcomes"].values()) == 10
+    assert doc["chunks"] == {"complete": 2, "invalid": [], "temporary": 0, "ignored": []}
+    assert [r["status"] for r in doc["runs"]] == ["running", "complete"]
+
+    done = call("status", incomplete, "--json")
+    doc = json.loads(done.stdout)
+    assert done.returncode == doc["exit_code"] == 3 and doc["status"] == "incomplete"
+    assert doc["missing"] == "6-15" and doc["deals_missing"] == 10
+    assert [c["file"] for c in doc["chunks"]["invalid"]] == ["deals-0000000011-0000000015.parquet"]
+
+
+def test_status_quiet_and_verbose(complete: Path, incomplete: Path) -> None:
+    assert call("status", complete, "-q").stdout == "status: complete\n"
+    quiet = call("status", incomplete, "--quiet")
+    assert quiet.returncode == 3 and quiet.stdout.splitlines() == ["status: incomplete (run the same command again to resume)"]
+    normal = call("status", complete).stdout.splitlines()
+    verbose = call("status", complete, "--verbose").stdout.splitlines()
+    assert [line for line in verbose if line not in normal] == [
+        "  run 1: running, deals - (started 2026-01-01T00:00:00Z)",
+        "  run 2: complete, deals 1-10 (started 2026-01-02T00:00:00Z, 9.0 s)",
+    ]
+    assert call("status", complete, "-q", "-v").returncode == 2  # one or the other
+
+
+def test_validate_json(complete: Path, incomplete: Path) -> None:
+    doc = json.loads(call("validate", complete, "--all", "--json").stdout)
+    assert doc["command"] == "validate" and doc["result"] == "valid" and doc["exit_code"] == 0
+    solved = doc["outcomes"]["solved"]
+    assert doc["replay"] == {"solutions": solved, "replayed": solved, "every": True, "rejected": []}
+    assert doc["invariants"] == {"rows_checked": 10, "problems": []} and doc["duplicates"] == []
+    doc = json.loads(call("validate", complete, "--sample", "2", "--json").stdout)
+    assert doc["replay"]["replayed"] == 2 and not doc["replay"]["every"]
+
+    done = call("validate", incomplete, "--json")
+    doc = json.loads(done.stdout)
+    assert done.returncode == doc["exit_code"] == 3 and doc["result"] == "incomplete"
+
+
+def _wrong(tmp_path: Path, problems: int) -> Path:
+    """A run whose first chunk has `problems` rows with broken invariants."""
+    run = make_run_dir(tmp_path / "run", "1-30", FAST, 30)
+    path = run / CHUNKS_DIR / "deals-0000000001-0000000030.parquet"
+    t = read_chunk(path)
+    rows = t.to_pylist()
+    for r in rows[:problems]:
+        r["peak_bytes"] = -1
+    write_chunk(run, pa.Table.from_pylist(rows, schema=t.schema))
+    return run
+
+
+def test_validate_json_lists_every_problem_and_verbose_prints_them(tmp_path: Path) -> None:
+    run = _wrong(tmp_path, 25)
+    done = call("validate", run, "--json", "--sample", "0")
+    doc = json.loads(done.stdout)
+    assert done.returncode == doc["exit_code"] == 1 and doc["result"] == "invalid"
+    assert len(doc["invariants"]["problems"]) == 25
+    normal = call("validate", run, "--sample", "0").stdout
+    verbose = call("validate", run, "--sample", "0", "--verbose").stdout
+    assert normal.count("PROBLEM invariants: deals-") == 20 and "... and 5 more" in normal
+    assert verbose.count("PROBLEM invariants: deals-") == 25 and "more" not in verbose
+    quiet = call("validate", run, "--sample", "0", "--quiet")
+    assert quiet.returncode == 1 and quiet.stdout.startswith("result: INVALID") and quiet.stdout.count("\n") == 1
+
+
+def test_solve_quiet_verbose_json() -> None:
+    quiet = call("solve", "11982", "--quiet")
+    assert (quiet.returncode, quiet.stdout) == (0, "outcome: unsolvable (proved: the search examined every reachable position)\n")
+    verbose = call("solve", "617", "--verbose").stdout.splitlines()
+    assert verbose[1] == "rules: 8 columns, build alternate, empty columns take any, 0 cards dealt to cells"
+    assert verbose[2] == "limits: 100,000,000 positions, 1.0 GiB, no time limit"
+    assert call("solve", "617", "--min-cells", "--max-cells", "3", "-q").stdout == (
+        "minimum cells: none (not won with up to 3 cells)\n"
+    )
+    doc = json.loads(call("solve", "617", "--json", "--verbose").stdout)
+    assert doc["outcome"] == "solved"  # --json is the same whatever the verbosity
+
+
+def test_verify_quiet() -> None:
+    done = call("verify", "1", "8a 81", "--quiet")
+    assert done.returncode == 1
+    assert done.stdout == "illegal: move 2 '81': 7D cannot go onto 6S (freecell, 4 cells, move rule product)\n"
