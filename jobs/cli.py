@@ -18,9 +18,9 @@ from .run import EXIT_CODES_HELP, RUN_EPILOG, add_run_arguments, handle_run, int
 STATUS_EPILOG: Final = """\
 exit status:
   0    complete: every deal the run was asked for has its rows
-  2    DIR is not a run directory (no run.json)
-  3    incomplete: deals missing or chunk files invalid; run the same
-       `run` command again to resume
+  2    DIR is not a run directory (no _run/run.json)
+  3    incomplete: deals missing, or files the next run settles; run the
+       same `run` command again to resume
   130  interrupted (Ctrl-C)
 
 examples:
@@ -30,11 +30,11 @@ examples:
 VALIDATE_EPILOG: Final = """\
 exit status:
   0    complete and valid
-  1    invalid: complete chunks hold wrong data (duplicate deals, broken
-       invariants, a solution the verifier rejects)
-  2    DIR is not a run directory (no run.json)
-  3    incomplete: deals missing or chunk files truncated, corrupt or of
-       another configuration; the next `run` recomputes them
+  1    invalid: files hold wrong data (changed since written, overlapping,
+       broken invariants, a solution the verifier rejects); for a
+       published dataset: any problem found
+  2    DIR is not a run directory (no _run/run.json) nor a dataset
+  3    incomplete: deals missing, or files the next `run` settles
   130  interrupted (Ctrl-C)
 
 examples:
@@ -58,7 +58,7 @@ def handle_validate(args: argparse.Namespace) -> int:
     from reports.publish import is_dataset, validate_dataset
 
     if is_dataset(Path(args.dir)):
-        problems = validate_dataset(Path(args.dir))
+        problems = validate_dataset(Path(args.dir), replay=args.sample, replay_all=args.all, seed=args.seed)
         for line in problems:
             print(line)
         print(f"dataset {args.dir}: " + ("valid" if not problems else f"{len(problems)} problem(s)"))

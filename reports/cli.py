@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_arguments(p)
-    p.set_defaults(func=report.handler)
+    p.set_defaults(func=refusing_invalid(report.handler))
 
     p = subparsers.add_parser(
         "publish",
@@ -69,6 +69,23 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     publish.add_arguments(p)
     p.set_defaults(func=publish.handler)
+
+
+def refusing_invalid(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`handler`, with a run that `validate` would call invalid refused on
+    one line with exit 1 (docs/DESIGN.md, "Runs on disk")."""
+    from analyzer.errors import EXIT_FAILURE
+
+    from .load import RunInvalidError
+
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except RunInvalidError as e:
+            print(f"freecell-analyzer: error: {e}", file=sys.stderr)
+            return EXIT_FAILURE
+
+    return wrapped
 
 
 def run_main(
