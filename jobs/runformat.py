@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -1076,19 +1077,19 @@ def table_problems(t: pa.Table, config: RunConfig) -> list[str]:
         (pc.not_equal(t.column("variant").combine_chunks().dictionary_decode(), v.name), f"variant is not the run's {v.name!r}"),
         (pc.not_equal(t.column("move_rule").combine_chunks().dictionary_decode(), v.move_rule), f"move rule is not the run's {v.move_rule!r}"),
         (pc.invert(pc.is_in(outcome, pa.array(OUTCOMES))), "unknown outcome"),
-        (pc.and_(solved, pc.invert(pc.fill_null(pc.match_substring_regex(sol, _SOLUTION_SHAPE), False))), "solved but without a well-formed solution"),
-        (pc.and_(solved, pc.not_equal(pc.add(pc.count_substring(sol, " "), 1), multi)), "the solution's move count differs from solution_length_multi"),
-        (pc.and_(solved, pc.fill_null(pc.less(single, multi), True)), "solution lengths missing or single < multi"),
-        (pc.and_(pc.invert(solved), pc.is_valid(sol)), "not solved but has a solution"),
-        (pc.and_(pc.invert(solved), pc.or_(pc.is_valid(single), pc.is_valid(multi))), "not solved but has solution lengths"),
-        (pc.and_(limit, pc.invert(pc.fill_null(pc.is_in(reason, pa.array(LIMIT_REASONS)), False))), "limit without a reason in positions, bytes, time"),
-        (pc.and_(pc.invert(limit), pc.is_valid(reason)), "has a limit_reason but is not a limit"),
-        (pc.and_(error, pc.invert(pc.fill_null(pc.greater(pc.utf8_length(err), 0), False))), "error without a message"),
-        (pc.and_(pc.invert(error), pc.is_valid(err)), "has an error message but is not an error"),
+        (pc.and_kleene(solved, pc.invert(pc.fill_null(pc.match_substring_regex(sol, _SOLUTION_SHAPE), False))), "solved but without a well-formed solution"),
+        (pc.and_kleene(solved, pc.not_equal(pc.add(pc.count_substring(sol, " "), 1), multi)), "the solution's move count differs from solution_length_multi"),
+        (pc.and_kleene(solved, pc.fill_null(pc.less(single, multi), True)), "solution lengths missing or single < multi"),
+        (pc.and_kleene(pc.invert(solved), pc.is_valid(sol)), "not solved but has a solution"),
+        (pc.and_kleene(pc.invert(solved), pc.or_kleene(pc.is_valid(single), pc.is_valid(multi))), "not solved but has solution lengths"),
+        (pc.and_kleene(limit, pc.invert(pc.fill_null(pc.is_in(reason, pa.array(LIMIT_REASONS)), False))), "limit without a reason in positions, bytes, time"),
+        (pc.and_kleene(pc.invert(limit), pc.is_valid(reason)), "has a limit_reason but is not a limit"),
+        (pc.and_kleene(error, pc.invert(pc.fill_null(pc.greater(pc.utf8_length(err), 0), False))), "error without a message"),
+        (pc.and_kleene(pc.invert(error), pc.is_valid(err)), "has an error message but is not an error"),
         (pc.less(t.column("positions_expanded"), 0), "negative positions_expanded"),
         (pc.less(t.column("positions_stored"), 0), "negative positions_stored"),
         (pc.less(t.column("peak_bytes"), 0), "negative peak_bytes"),
-        (pc.invert(pc.and_(pc.is_finite(t.column("elapsed_s")), pc.greater_equal(t.column("elapsed_s"), 0))), "elapsed_s is negative or not finite"),
+        (pc.invert(pc.and_kleene(pc.is_finite(t.column("elapsed_s")), pc.greater_equal(t.column("elapsed_s"), 0))), "elapsed_s is negative or not finite"),
         (pc.less(t.column("attempts"), 1), "attempts below 1"),
         (pc.not_equal(pc.greater(t.column("attempts"), 1), pc.is_valid(t.column("attempt_history"))), "attempt_history present exactly when attempts > 1 is broken"),
     ]
@@ -1125,13 +1126,13 @@ def deal_problems(t: pa.Table, config: RunConfig) -> list[str]:
     lo = config.cells[0]
     for k, s in enumerate(starts):
         e = starts[k + 1] if k + 1 < len(starts) else len(d)
-        values = set(mc.iloc[s:e].tolist())
+        part = mc.iloc[s:e]
         deal = int(d[s])
         by = dict(zip(c[s:e].tolist(), o[s:e].tolist(), strict=True))
-        if len(values) != 1:
+        if part.nunique(dropna=False) != 1:
             return [*out, f"deal {deal}: rows disagree on min_cells"]
-        m = values.pop()
-        if m is None or (isinstance(m, float) and math.isnan(m)):
+        m = part.iloc[0]
+        if pd.isna(m):
             stopped = any(x in ("limit", "error") for x in by.values())
             if not stopped and not (all(x == "unsolvable" for x in by.values()) and max(by) == config.max_cells):
                 return [*out, f"deal {deal}: min_cells is null but the rows neither stop at a limit nor exhaust {config.max_cells} cells"]

@@ -921,8 +921,6 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
         return [*problems, f"{MANIFEST}: {e}"]
     if not shards or [s for s in shards if not _SHARD.fullmatch(Path(s).name)]:
         return [*problems, f"{PACKAGE}: no shards named {DATA_DIR}/train-NNNNN-of-MMMMM.parquet"]
-    if problems:
-        return problems
     from jobs.check import _Reservoir, replay_all as replay_jobs
 
     stats = Stats()
