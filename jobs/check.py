@@ -233,7 +233,10 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
     invalid += _problem_lines("replay", replay_issues)
     report.lines += invalid
     if invalid:
-        report.lines.append("result: INVALID (exit 1): the run's files hold wrong data (see PROBLEM lines)")
+        report.lines.append(
+            "result: INVALID (exit 1): the run's files hold wrong data (see PROBLEM lines); remove the files named "
+            "there and run the same command again to solve their deals anew"
+        )
         report.exit_code = EXIT_INVALID
     elif missing or state.unsettled():
         report.lines.append(

@@ -547,9 +547,12 @@ def _reconcile(out: Path, manifest: Manifest, err: TextIO) -> RunState:
     checked by the one reader and indexed (or deleted when bad), entries whose
     file is gone are dropped, parts of sealed ranges are deleted."""
     state = run_state(out, manifest)
-    changed = bool(state.lost)
+    changed = bool(state.lost or state.changed)
     for e in state.lost:
-        print(f"{e.file}: listed in the index but missing or changed on disk; its deals are solved again", file=err)
+        print(f"{e.file}: listed in the index but missing on disk; its deals are solved again", file=err)
+    for e in state.changed:
+        print(f"{e.file}: changed on disk since it was written; removing it, its deals are solved again", file=err)
+        (out / e.file).unlink(missing_ok=True)
     entries = {e.file: e for e in state.sealed}
     for rel in state.unindexed:
         try:

@@ -707,8 +707,10 @@ class RunState:
     disk: DiskListing
     #: Indexed files present on disk with the indexed size, in deal order.
     sealed: list[FileEntry] = field(default_factory=list)
-    #: Indexed files that are missing or have another size.
+    #: Indexed files that are missing (their deals are solved again).
     lost: list[FileEntry] = field(default_factory=list)
+    #: Indexed files present with another size than indexed (invalid).
+    changed: list[FileEntry] = field(default_factory=list)
     #: Data files on disk that the index does not list (a driver killed between
     #: writing a file and indexing it, or a file copied in).
     unindexed: list[str] = field(default_factory=list)
@@ -746,13 +748,14 @@ class RunState:
         """Files the next ``run`` settles: indexed files gone or changed in
         size (their deals are solved again), data files the index lacks
         (checked, then indexed or removed)."""
-        out = [f"{e.file}: in the index but missing or of another size on disk (the next run solves its deals again)" for e in self.lost]
+        out = [f"{e.file}: in the index but missing on disk (the next run solves its deals again)" for e in self.lost]
         out += [f"{f}: a data file the index does not list (the next run checks it)" for f in self.unindexed]
         return out
 
     def problems(self) -> list[str]:
         """Why the indexed files are not one consistent set (empty when they are)."""
         out = [f"{a.file} and {b.file} overlap" for a, b in self.overlaps()]
+        out += [f"{e.file}: changed on disk since it was indexed ({e.bytes} bytes then)" for e in self.changed]
         out += [f"{e.file}: configuration {e.config_hash[:12]} is not the run's" for e in self.sealed if e.config_hash != self.manifest.config_hash]
         return out
 
@@ -763,10 +766,13 @@ def run_state(out: Path, manifest: Manifest | None = None) -> RunState:
     disk = list_disk(out)
     state = RunState(m, index, disk)
     for rel, e in sorted(index.items(), key=lambda kv: (kv[1].start, kv[1].end)):
-        if disk.files.get(rel) == e.bytes:
+        size = disk.files.get(rel)
+        if size == e.bytes:
             state.sealed.append(e)
-        else:
+        elif size is None:
             state.lost.append(e)
+        else:
+            state.changed.append(e)
     state.unindexed = sorted(rel for rel in disk.files if rel not in index)
     return state
 
