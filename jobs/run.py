@@ -444,6 +444,11 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
+def _catch_sigterm() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
 def task_size(todo_deals: int, cpus: int, config: RunConfig, asked: int | None = None) -> int:
     """Deals per solving task: enough tasks to keep every CPU busy about four
     times over (a 300-deal run on 2 CPUs gets 8 tasks of 38 deals), at most
@@ -708,6 +713,7 @@ def _drive(
     progress: Progress | None = None
     try:
         we_connected = connect(options.address, options.connect_timeout)
+        _catch_sigterm()  # after Ray's start, which installs its own handler
         import ray
 
         _check_memory(config)
@@ -889,7 +895,7 @@ def _retry_pass(
         raise ConfigError("--retry-limits re-solves fixed-cell runs only; this run is a --min-cells run")
     limits = limits_dict(options.config)
     previous = manifest.passes[-1] if manifest.passes else limits_dict(config)
-    if limits != previous:
+    if limits != previous or not manifest.passes:
         grows = [k for k in limits if (limits[k] or math.inf) > (previous[k] or math.inf)]
         shrinks = [k for k in limits if (limits[k] or math.inf) < (previous[k] or math.inf)]
         if shrinks or not grows:
@@ -911,6 +917,7 @@ def _retry_pass(
     pending: dict[ObjectRef[Any], _InFlight] = {}
     try:
         we_connected = connect(options.address, options.connect_timeout)
+        _catch_sigterm()
         import ray
 
         task_memory = options.config.task_memory()
