@@ -33,7 +33,16 @@ from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
 from analyzer.schema import OUTCOMES
 
 from .ranges import DealRange, count, format_deals, intersect
-from .runformat import FileInvalid, Manifest, RunState, describe_holder, lock_holder, read_checked, require_run_dir, run_state
+from .runformat import (
+    FileInvalid,
+    Manifest,
+    RunState,
+    describe_holder,
+    lock_holder,
+    read_checked,
+    run_state,
+    strings,
+)
 
 #: Complete files hold wrong data.
 EXIT_INVALID: Final = EXIT_FAILURE
@@ -207,7 +216,7 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
         try:
             for t in read_checked(d / e.file, config, entry=e, columns=["deal_number", "cells", "outcome", "solution", "solution_length_multi"]):
                 rows += t.num_rows
-                solved = t.filter(pc.equal(t.column("outcome").combine_chunks().dictionary_decode(), "solved"))
+                solved = t.filter(pc.equal(strings(t.column("outcome")), "solved"))
                 for deal, cells, sol, multi in zip(
                     solved.column("deal_number").to_pylist(),
                     solved.column("cells").to_pylist(),

@@ -20,7 +20,7 @@ from analyzer.schema import arrow_schema
 
 from .config import Provenance, RunConfig
 from .ranges import DealRange
-from .runformat import file_metadata
+from .runformat import file_metadata, strings
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,14 @@ def retry_data_file(
     `attempt` is the pass number, recorded in the run's manifest."""
     import pyarrow.compute as pc
 
-    from .runformat import FileEntry, file_metadata, read_checked, sha256_file, storage_error, write_table_file
+    from .runformat import (
+        FileEntry,
+        file_metadata,
+        read_checked,
+        sha256_file,
+        storage_error,
+        write_table_file,
+    )
 
     if config.min_cells:
         raise ValueError("escalation passes re-solve fixed-cell rows only")
@@ -211,7 +218,7 @@ def retry_data_file(
 
     def groups() -> Any:
         for t in read_checked(path, config, entry=entry):
-            limit = pc.equal(t.column("outcome").combine_chunks().dictionary_decode(), "limit").to_numpy(zero_copy_only=False)
+            limit = pc.equal(strings(t.column("outcome")), "limit").to_numpy(zero_copy_only=False)
             if limit.any():
                 idx = [int(i) for i in limit.nonzero()[0]]
                 rows = t.take(idx).to_pylist()

@@ -43,7 +43,6 @@ import errno
 import fcntl
 import hashlib
 import json
-import math
 import os
 import re
 import secrets
@@ -612,7 +611,7 @@ class IndexWriter:
     def __init__(self, out: Path) -> None:
         self.path = index_path(out)
         try:
-            self.f = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            self.f = open(self.path, "a", encoding="utf-8")
         except OSError as e:
             raise storage_error(e, str(self.path)) from e
 
@@ -899,8 +898,14 @@ def seal(
     return FileEntry(data_relpath(unit), unit.start, unit.end, rows, size, digest, counts, config.config_hash())
 
 
+def strings(col: pa.ChunkedArray[Any] | pa.Array[Any]) -> pa.Array[Any]:
+    """A (dictionary-encoded) string column as plain strings, one chunk."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return pc.cast(arr, pa.string())
+
+
 def _outcome_counts(t: pa.Table) -> dict[str, int]:
-    vc = pc.value_counts(t.column("outcome").combine_chunks().dictionary_decode())
+    vc = pc.value_counts(strings(t.column("outcome")))
     return {str(v["values"]): int(v["counts"]) for v in vc.to_pylist()}
 
 
@@ -1071,17 +1076,17 @@ def table_problems(t: pa.Table, config: RunConfig) -> list[str]:
     if not t.num_rows:
         return []
     v = config.variant
-    outcome = t.column("outcome").combine_chunks().dictionary_decode()
+    outcome = strings(t.column("outcome"))
     solved = pc.equal(outcome, "solved")
     limit = pc.equal(outcome, "limit")
     error = pc.equal(outcome, "error")
     sol = t.column("solution")
     single, multi = t.column("solution_length_single"), t.column("solution_length_multi")
-    reason = t.column("limit_reason").combine_chunks().dictionary_decode()
+    reason = strings(t.column("limit_reason"))
     err = t.column("error")
     checks: list[tuple[Any, str]] = [
-        (pc.not_equal(t.column("variant").combine_chunks().dictionary_decode(), v.name), f"variant is not the run's {v.name!r}"),
-        (pc.not_equal(t.column("move_rule").combine_chunks().dictionary_decode(), v.move_rule), f"move rule is not the run's {v.move_rule!r}"),
+        (pc.not_equal(strings(t.column("variant")), v.name), f"variant is not the run's {v.name!r}"),
+        (pc.not_equal(strings(t.column("move_rule")), v.move_rule), f"move rule is not the run's {v.move_rule!r}"),
         (pc.invert(pc.is_in(outcome, pa.array(OUTCOMES))), "unknown outcome"),
         (pc.and_kleene(solved, pc.invert(pc.fill_null(pc.match_substring_regex(sol, _SOLUTION_SHAPE), False))), "solved but without a well-formed solution"),
         (pc.and_kleene(solved, pc.not_equal(pc.add(pc.count_substring(sol, " "), 1), multi)), "the solution's move count differs from solution_length_multi"),
@@ -1113,7 +1118,7 @@ def deal_problems(t: pa.Table, config: RunConfig) -> list[str]:
         return []
     d = t.column("deal_number").to_numpy()
     c = t.column("cells").to_numpy().astype(np.int64)
-    o = np.asarray(t.column("outcome").combine_chunks().dictionary_decode().to_numpy(zero_copy_only=False), dtype=object)
+    o = np.asarray(strings(t.column("outcome")).to_numpy(zero_copy_only=False), dtype=object)
     out: list[str] = []
     big = np.int64(1 << 20)
     starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])

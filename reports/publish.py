@@ -46,7 +46,7 @@ import secrets
 import shlex
 import shutil
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -57,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from analyzer import schema, verifier
+from analyzer import schema
 from analyzer.errors import EXIT_FAILURE, AnalyzerError
 from jobs import runformat
 from jobs.config import RunConfig
@@ -381,7 +381,7 @@ class Stats:
                 room = CARD_LIST - len(self.listed[o])
                 self.listed[o] += new[: max(0, room)]
                 self._last_deal[o] = int(ds[-1])
-        if "min_cells" in df and df["min_cells"].notna().any() or "min_cells" in df:
+        if ("min_cells" in df and df["min_cells"].notna().any()) or "min_cells" in df:
             mc = df["min_cells"].to_numpy()[first_rows]
             for v in mc:
                 key = "undetermined" if pd.isna(v) else str(int(v))
@@ -921,7 +921,8 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
         return [*problems, f"{MANIFEST}: {e}"]
     if not shards or [s for s in shards if not _SHARD.fullmatch(Path(s).name)]:
         return [*problems, f"{PACKAGE}: no shards named {DATA_DIR}/train-NNNNN-of-MMMMM.parquet"]
-    from jobs.check import _Reservoir, replay_all as replay_jobs
+    from jobs.check import _Reservoir
+    from jobs.check import replay_all as replay_jobs
 
     stats = Stats()
     sampler = _Reservoir(None if replay_all else max(0, replay), seed)
@@ -962,7 +963,7 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
             if per is not None and len(deals) != per * len(uniq):
                 return [*problems, f"{s}: expected {per} rows per deal"]
             stats.feed(t)
-            solved = t.filter(pc.equal(t.column("outcome").combine_chunks().dictionary_decode(), "solved"))
+            solved = t.filter(pc.equal(runformat.strings(t.column("outcome")), "solved"))
             for row in zip(
                 solved.column("deal_number").to_pylist(), solved.column("cells").to_pylist(),
                 solved.column("solution").to_pylist(), solved.column("solution_length_multi").to_pylist(), strict=True,

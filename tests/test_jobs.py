@@ -39,7 +39,15 @@ from jobs.chunks import solve_chunk
 from jobs.config import Provenance, RunConfig, build_config, parse_cells
 from jobs.errors import ConfigError, RunDirError
 from jobs.ranges import DealRange, merge, parse_deals, split_chunks, subtract
-from jobs.runformat import META_KEYS, FileInvalid, Invocation, Manifest, data_relpath, read_checked, table_problems
+from jobs.runformat import (
+    META_KEYS,
+    FileInvalid,
+    Invocation,
+    Manifest,
+    data_relpath,
+    read_checked,
+    table_problems,
+)
 from jobs.task import EngineUnavailableError, require_engine
 
 # ---------------------------------------------------------------------------

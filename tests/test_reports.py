@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from fixtures_runs import config, write_run, FixtureRuns, shared_c2_report, shared_runs
+from fixtures_runs import FixtureRuns, config, shared_c2_report, shared_runs, write_run
 
 import analyzer
 from reports import cli, load, plots, publish, report, summary
@@ -114,7 +114,7 @@ def test_a_chunk_of_another_configuration_is_refused(runs: FixtureRuns, tmp_path
     d = tmp_path / "mixed"
     shutil.copytree(runs.c4, d)
     shutil.copy(runs.c3 / "deal_block=0" / "deals-0000000011-0000000020.parquet", d / "deal_block=0")
-    with pytest.raises(load.RunInvalidError, match="deals-0000000011-0000000020.parquet"):
+    with pytest.raises(load.RunInvalidError, match=r"deals-0000000011-0000000020\.parquet"):
         load.load_runs([d])
 
 
