@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-import pyarrow.compute as pc
+import pyarrow.compute as _pc
 
 from analyzer import verifier
 from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
@@ -43,6 +43,9 @@ from .runformat import (
     run_state,
     strings,
 )
+
+#: pyarrow.compute without its stubs' overloads (they reject the Table columns used here).
+pc: Any = _pc
 
 #: Complete files hold wrong data.
 EXIT_INVALID: Final = EXIT_FAILURE
@@ -224,7 +227,7 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
                     solved.column("solution_length_multi").to_pylist(),
                     strict=True,
                 ):
-                    sampler.add((int(deal), int(cells), str(sol), multi))
+                    sampler.add((int(str(deal)), int(str(cells)), str(sol), multi))
         except FileInvalid as err:
             file_issues.append(f"{e.file}: {err.reason}")
     report = Report([_describe(m, d)])

@@ -197,7 +197,9 @@ def retry_data_file(
     `limits` (rows whose last attempt already used `limits` are kept), row
     group by row group, atomically; returns its new index entry (JSON).
     `attempt` is the pass number, recorded in the run's manifest."""
-    import pyarrow.compute as pc
+    import pyarrow.compute as _pc
+
+    pc: Any = _pc
 
     from .runformat import (
         FileEntry,

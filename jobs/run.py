@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, cast
 
 from analyzer.errors import (
     EXIT_FAILURE,
@@ -762,7 +762,7 @@ def _drive(
             while len(pending) < window and (seals or queue):
                 if seals:
                     u = seals.popleft()
-                    ref = sealer.options(name=f"seal deals {u}", memory=SEAL_MEMORY).remote(u.start, u.end, config_json, prov, out_abs)
+                    ref: ObjectRef[Any] = sealer.options(name=f"seal deals {u}", memory=SEAL_MEMORY).remote(u.start, u.end, config_json, prov, out_abs)
                     pending[ref] = _InFlight("seal", u, u, time.monotonic())
                 else:
                     u, r = queue.popleft()
@@ -798,7 +798,7 @@ def _drive(
                     continue
                 last_progress = time.monotonic()
                 if flight.kind == "solve":
-                    summary: TaskSummary = result
+                    summary = cast(TaskSummary, result)
                     outcome.summaries.append(summary)
                     outcome.deals_done += len(flight.deals)
                     outcome.tasks_done += 1
@@ -811,7 +811,7 @@ def _drive(
                     if on_chunk is not None:
                         on_chunk(summary)
                 else:
-                    sealed: SealResult = result
+                    sealed = cast(SealResult, result)
                     outcome.max_worker_rss = max(outcome.max_worker_rss, sealed["max_rss_bytes"])
                     if sealed["entry"] is not None:
                         index.append(FileEntry.from_json(sealed["entry"]))

@@ -55,7 +55,7 @@ from typing import IO, Any, Final
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.compute as _pc
 import pyarrow.parquet as pq
 
 from analyzer.errors import AnalyzerError
@@ -64,6 +64,9 @@ from analyzer.schema import OUTCOMES, SCHEMA_VERSION, arrow_schema
 from .config import Provenance, RunConfig, canonical_json
 from .errors import ConfigError, RunDirError
 from .ranges import MAX_DEAL, DealRange, format_deals, merge, parse_deals, subtract
+
+#: pyarrow.compute without its stubs' overloads (they reject the Table columns used here).
+pc: Any = _pc
 
 # ---------------------------------------------------------------------------
 # Layout
@@ -259,7 +262,10 @@ def write_atomic(final: Path, write: Callable[[IO[bytes]], None]) -> None:
 
 
 def write_text_atomic(final: Path, text: str) -> None:
-    write_atomic(final, lambda f: f.write(text.encode()))
+    def write(f: IO[bytes]) -> None:
+        f.write(text.encode())
+
+    write_atomic(final, write)
 
 
 # ---------------------------------------------------------------------------
@@ -901,7 +907,8 @@ def seal(
 def strings(col: pa.ChunkedArray[Any] | pa.Array[Any]) -> pa.Array[Any]:
     """A (dictionary-encoded) string column as plain strings, one chunk."""
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    return pc.cast(arr, pa.string())
+    out: pa.Array[Any] = pc.cast(arr, pa.string())
+    return out
 
 
 def _outcome_counts(t: pa.Table) -> dict[str, int]:

@@ -32,6 +32,7 @@ import pyarrow as pa
 from analyzer import schema
 from analyzer.errors import AnalyzerError, RangeError
 from jobs import runformat
+from jobs.ranges import format_deals
 
 #: Parquet file metadata keys written on every data file (DESIGN.md).
 META_CONFIG: Final = "fca.config"
@@ -213,7 +214,7 @@ def manifest_of(run_dir: Path, m: runformat.Manifest) -> RunManifest:
         git_commit=m.provenance.git_commit,
         config=m.config.to_dict(),
         config_hash=m.config_hash,
-        deals=runformat.format_deals(m.deals),
+        deals=format_deals(m.deals),
         chunk_size=m.file_deals,
         command=first,
         invocations=invocations,

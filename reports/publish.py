@@ -54,7 +54,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.compute as _pc
 import pyarrow.parquet as pq
 
 from analyzer import schema
@@ -70,6 +70,9 @@ from .load import (
     format_ranges,
     read_manifest,
 )
+
+#: pyarrow.compute without its stubs' overloads (they reject the Table columns used here).
+pc: Any = _pc
 
 CARD: Final = "README.md"
 PACKAGE: Final = "datapackage.json"
@@ -953,9 +956,9 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
             # deals must follow the declared ranges in order, each once (rows: as the run's config asks)
             uniq = deals[np.r_[True, deals[1:] != deals[:-1]]]
             for x in uniq:
-                while ranges and next_deal > ranges[0].end:
+                while ranges and next_deal is not None and next_deal > ranges[0].end:
                     ranges.pop(0)
-                    next_deal = ranges[0].start if ranges else None  # type: ignore[assignment]
+                    next_deal = ranges[0].start if ranges else None
                 if next_deal is None or int(x) != next_deal:
                     return [*problems, f"{s}: deal {int(x)} where deal {next_deal} was due (rows missing, repeated or out of order)"]
                 next_deal += 1
@@ -968,7 +971,7 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
                 solved.column("deal_number").to_pylist(), solved.column("cells").to_pylist(),
                 solved.column("solution").to_pylist(), solved.column("solution_length_multi").to_pylist(), strict=True,
             ):  # fmt: skip
-                sampler.add((int(row[0]), int(row[1]), str(row[2]), row[3]))
+                sampler.add((int(str(row[0])), int(str(row[1])), str(row[2]), row[3]))
     while ranges and next_deal is not None and next_deal > ranges[0].end:
         ranges.pop(0)
         next_deal = ranges[0].start if ranges else None
