@@ -872,7 +872,8 @@ def _drive(
     wall = time.monotonic() - t_start
     print(
         f"complete: {outcome.deals_done} deals in {wall:.1f} s "
-        f"({outcome.deals_done / wall if wall > 0 else 0:.1f} deals/s), {outcome.files_sealed} files sealed; {out}",
+        f"({outcome.deals_done / wall if wall > 0 else 0:.1f} deals/s), {outcome.files_sealed} files sealed, "
+        f"peak worker RSS {outcome.max_worker_rss / 2**20:.0f} MiB; {out}",
         file=err,
     )
     return finish("complete", EXIT_OK)
