@@ -144,3 +144,55 @@ def shared_c2_report(base: Path) -> Path:
 
         _REPORTS[base] = report.report([shared_runs(base).c2], base / "report-c2")
     return _REPORTS[base]
+
+
+def synthetic_rows(unit: DealRange, cfg: RunConfig) -> pa.Table:
+    """Rows for every deal of `unit` without solving (the scale test): each a
+    `limit` row of a first attempt, which no replay needs; vectorised, so
+    millions of rows cost seconds."""
+    import numpy as np
+
+    from analyzer.schema import arrow_schema
+
+    n = len(unit)
+    deals = np.arange(unit.start, unit.end + 1, dtype=np.int64)
+    schema = arrow_schema()
+
+    def cat(value: str) -> pa.DictionaryArray:
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([value]))
+
+    none = pa.nulls(n)
+    cols = {
+        "deal_number": pa.array(deals),
+        "variant": cat(cfg.variant.name),
+        "cells": pa.array(np.full(n, cfg.cells[0], dtype=np.int8)),
+        "move_rule": cat(cfg.variant.move_rule),
+        "outcome": cat("limit"),
+        "limit_reason": cat("positions"),
+        "solution_length_single": none,
+        "solution_length_multi": none,
+        "solution": none,
+        "positions_expanded": pa.array(deals % 1000 + 1),
+        "positions_stored": pa.array(deals % 1000 + 1),
+        "peak_bytes": pa.array(deals % 4096),
+        "elapsed_s": pa.array((deals % 97) / 1000.0),
+        "min_cells": none,
+        "error": none,
+        "attempts": pa.array(np.ones(n, dtype=np.int8)),
+        "attempt_history": none,
+    }
+    return pa.Table.from_arrays([cols[f.name].cast(f.type) for f in schema], schema=schema)
+
+
+def synthetic_run(out: Path, deals: DealRange, file_deals: int, *, skip: Sequence[int] = ()) -> Path:
+    """A run directory of `synthetic_rows`, one sealed file per `file_deals`."""
+    cfg = RunConfig.from_dict(config([4], limits=analyzer.Limits(max_positions=1000)))
+    history = [Invocation("run", ["freecell-analyzer", "run", str(deals)], str(deals), STARTED, finished_at=FINISHED, wall_s=2.0, status="complete")]
+    manifest = runformat.create_run(out, cfg, [deals], file_deals=file_deals, history=history)
+    index = runformat.IndexWriter(out)
+    for i, unit in enumerate(runformat.file_units([deals], file_deals)):
+        if i not in skip:
+            groups = [synthetic_rows(r, cfg) for r in runformat.file_units([unit], runformat.ROW_GROUP_DEALS)]
+            runformat.add_file(out, manifest, unit, groups, index)
+    index.close()
+    return out
