@@ -66,22 +66,23 @@ def head() -> Iterator[str]:
         _stop(temp)
 
 
+def _pids(temp: Path) -> list[int]:
+    lines = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
+    return [int(line.split()[0]) for line in lines if str(temp) in line and int(line.split()[0]) != os.getpid()]
+
+
 def _stop(temp: Path) -> None:
-    """Stops this cluster's processes (their command lines name its temp dir), no other Ray."""
-    for _ in range(3):
-        pids = [
-            int(line.split()[0])
-            for line in subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
-            if str(temp) in line and int(line.split()[0]) != os.getpid()
-        ]
-        if not pids:
-            break
-        for pid in pids:
+    """Stops this cluster's processes (their command lines name its temp
+    dir), no other Ray: SIGTERM, then SIGKILL for what is left after 15 s."""
+    for sig, wait in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+        for pid in _pids(temp):
             try:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, sig)
             except ProcessLookupError:
                 pass
-        time.sleep(2)
+        deadline = time.monotonic() + wait
+        while _pids(temp) and time.monotonic() < deadline:
+            time.sleep(0.5)
     shutil.rmtree(temp, ignore_errors=True)
 
 
