@@ -117,5 +117,21 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     p.set_defaults(func=handle_validate)
 
+    from . import plan
+
+    p = subparsers.add_parser(
+        "plan",
+        help="estimate a run's core-hours, wall time, output bytes and files from a sample it solves",
+        description=(
+            "Solve a random sample of DEALS here (one core) and estimate what `run DEALS` would cost: "
+            "core-hours, wall time on N cores, output bytes, file count, deals/s per core."
+        ),
+        epilog="exit status:\n  0    estimate printed\n  2    bad DEALS or options\n\nexamples:\n"
+        "  freecell-analyzer plan 1-8589934591 --cores 512\n  freecell-analyzer plan 1-1000000 --cells 3 --sample 2000\n",
+        formatter_class=fmt,
+    )
+    plan.add_arguments(p)
+    p.set_defaults(func=plan.handler)
+
 
 __all__ = ["EXIT_CODES_HELP", "handle_status", "handle_validate", "register"]

@@ -28,6 +28,7 @@ import jobs.check
 import jobs.chunks
 import jobs.cli
 import jobs.config
+import jobs.plan
 import jobs.ranges
 import jobs.run
 import jobs.runformat
@@ -123,7 +124,7 @@ def fast_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize(
-    "module", [jobs.ranges, jobs.config, jobs.chunks, jobs.runformat, jobs.run], ids=lambda m: m.__name__
+    "module", [jobs.ranges, jobs.config, jobs.chunks, jobs.runformat, jobs.run, jobs.plan], ids=lambda m: m.__name__
 )
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
@@ -642,3 +643,18 @@ def test_env_is_clean() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
     assert out.stdout.strip() == "False"
+
+
+def test_plan_on_a_small_range(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["plan", "1-50,1000001-1000050", "--sample", "20", "--cores", "4", "--max-positions", "50000"]) == 0
+    out = capsys.readouterr().out
+    assert "plan for 1-50,1000001-1000050 (100 deals)" in out
+    assert "sample: 20 deals drawn uniformly at random from 1-50,1000001-1000050 (seed 0)" in out
+    assert "deals/s per core" in out and "on 4 cores (--cores)" in out
+    assert "2 data files of up to 1,000,000 deals" in out
+    from jobs.plan import draw
+
+    picks = draw(parse_deals("1-50,1000001-1000050"), 20, 0)
+    assert len(set(picks)) == 20 and all(1 <= n <= 50 or 1000001 <= n <= 1000050 for n in picks)
+    assert draw(parse_deals("7-9"), 10, 1) == [7, 8, 9]
+    assert cli(["plan", "0-5"]) == 2
