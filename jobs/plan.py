@@ -68,7 +68,7 @@ def draw(ranges: Sequence[DealRange], k: int, seed: int) -> list[int]:
     """`k` distinct deals drawn uniformly from `ranges` (all of them if fewer), sorted.
 
     >>> draw(parse_deals("1-10"), 3, 0)
-    [4, 7, 9]
+    [1, 7, 10]
     """
     total = count(ranges)
     picks = sorted(random.Random(seed).sample(range(total), min(k, total)))
