@@ -85,8 +85,6 @@ if TYPE_CHECKING:
 #: three seconds of one core (MS 1..1,000,000 ran at 3,700 deals/s per core),
 #: so Ray's per-task cost (~10 ms) is noise and a lost task redoes little.
 MAX_TASK_ROWS: Final = 10_000
-#: Memory a sealing task asks Ray for: one row group of parts in Arrow.
-SEAL_MEMORY: Final = 1 << 30
 #: Seconds `--address` gets to accept a connection (then ray.init 30 s more).
 CONNECT_TIMEOUT: Final = 10.0
 #: Exit code after SIGTERM (128 + 15), as shells report it.
@@ -440,13 +438,30 @@ class Terminated(BaseException):
     it ends like Ctrl-C: status ``interrupted``, finished work kept."""
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated()
+#: The signal asked to stop the driver, set by `_on_signal`, acted on by `_check_stop`.
+_stop_signal: list[int] = []
 
 
-def _catch_sigterm() -> None:
+def _on_signal(signum: int, frame: object) -> None:
+    # Only a flag: an exception raised here could land inside Ray's compiled
+    # wait and come out as a SystemError instead.
+    _stop_signal.append(signum)
+
+
+def _catch_signals() -> None:
+    """SIGINT and SIGTERM set a flag that the driver's loop checks at least
+    once a second (installed after Ray's start, which sets handlers of its own)."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        _stop_signal.clear()
+        signal.signal(signal.SIGTERM, _on_signal)
+        signal.signal(signal.SIGINT, _on_signal)
+
+
+def _check_stop() -> None:
+    if _stop_signal:
+        sig = _stop_signal[0]
+        _stop_signal.clear()
+        raise Terminated() if sig == signal.SIGTERM else KeyboardInterrupt()
 
 
 def task_size(todo_deals: int, cpus: int, config: RunConfig, asked: int | None = None) -> int:
@@ -667,10 +682,9 @@ def run(
         outcome.status, outcome.exit_code, outcome.wall_s = status, code, record.wall_s
         return outcome
 
-    old_handler = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    main = threading.current_thread() is threading.main_thread()
+    old_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
     try:
-        if old_handler is not None:
-            signal.signal(signal.SIGTERM, _on_sigterm)
         return _drive(options, manifest, outcome, finish, on_chunk, err, t_start)
     except StorageError as e:
         print(f"freecell-analyzer: error: {e}" + ("; free space, then run the same command again to resume" if e.resumable else ""), file=err)
@@ -679,8 +693,8 @@ def run(
         print(f"freecell-analyzer: error: {e}", file=err)
         return finish("failed", EXIT_USAGE)
     finally:
-        if old_handler is not None:
-            signal.signal(signal.SIGTERM, old_handler)
+        for sig, handler in old_handlers.items():
+            signal.signal(sig, handler)
         lock.release()
 
 
@@ -713,7 +727,7 @@ def _drive(
     progress: Progress | None = None
     try:
         we_connected = connect(options.address, options.connect_timeout)
-        _catch_sigterm()  # after Ray's start, which installs its own handler
+        _catch_signals()  # after Ray's start, which installs its own handlers
         import ray
 
         _check_memory(config)
@@ -729,7 +743,10 @@ def _drive(
             flush=True,
         )
         solve = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(run_part)
-        sealer = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(seal_unit)
+        # No CPU or memory reserved for sealing: it is short and mostly I/O,
+        # and a reservation let the solving tasks always queued behind the
+        # window take every freed CPU first (a 10M run sealed nothing).
+        sealer = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(seal_unit)
         config_json = config.canonical_json()
         prov = manifest.provenance.as_dict()
         out_abs = os.fspath(out.resolve())
@@ -762,7 +779,7 @@ def _drive(
             while len(pending) < window and (seals or queue):
                 if seals:
                     u = seals.popleft()
-                    ref: ObjectRef[Any] = sealer.options(name=f"seal deals {u}", memory=SEAL_MEMORY).remote(u.start, u.end, config_json, prov, out_abs)
+                    ref: ObjectRef[Any] = sealer.options(name=f"seal deals {u}").remote(u.start, u.end, config_json, prov, out_abs)
                     pending[ref] = _InFlight("seal", u, u, time.monotonic())
                 else:
                     u, r = queue.popleft()
@@ -825,6 +842,7 @@ def _drive(
                         open_units[flight.unit] = len(tasks)
                         queue.extendleft((flight.unit, t) for t in reversed(tasks))
             progress.tick()
+            _check_stop()
             idle = time.monotonic() - last_progress
             if pending and options.stall_timeout > 0 and idle >= options.stall_timeout:
                 progress.close()
@@ -918,7 +936,7 @@ def _retry_pass(
     pending: dict[ObjectRef[Any], _InFlight] = {}
     try:
         we_connected = connect(options.address, options.connect_timeout)
-        _catch_sigterm()
+        _catch_signals()
         import ray
 
         task_memory = options.config.task_memory()
@@ -946,6 +964,7 @@ def _retry_pass(
                 )
                 pending[ref] = _InFlight("retry", e.deals, e.deals, time.monotonic())
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            _check_stop()
             for ref in ready:
                 flight = pending.pop(ref)
                 try:
