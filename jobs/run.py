@@ -2,14 +2,18 @@
 ``python -m jobs.run DEALS --out DIR`` (for ``ray job submit --working-dir .
 -- python -m jobs.run ...``).
 
-It cuts the deals still missing from DIR into contiguous chunks and runs one
-Ray task per chunk, at most ``--max-in-flight`` at a time (``ray.wait``).
-Each task writes its own chunk file atomically and returns a small summary,
-so finished chunks survive a killed driver, and running the same command
-again computes only what is missing. Tasks are retried by Ray for system
-failures only (a lost worker or node); the solver is deterministic, so its
-own errors become ``error`` rows instead (Ray's "patterns and anti-patterns":
-coarse tasks, bounded work in flight, memory as a resource).
+It takes the run directory's lock and records the configuration and this
+invocation before Ray starts, then streams the deals still missing from DIR
+as file-sized units (`jobs.runformat.file_units`), each cut into solving
+tasks of a few seconds; at most ``--max-in-flight`` tasks run at a time
+(``ray.wait``). Each task writes its rows as a part; when a unit's parts are
+all there, a sealing task merges them into the unit's data file and the
+driver indexes it. Finished parts and files survive a killed driver, so the
+same command again computes only what is missing. Tasks are retried by Ray
+for system failures only (a lost worker or node); the solver is
+deterministic, so its own errors become ``error`` rows instead (Ray's
+"patterns and anti-patterns": coarse tasks, bounded work in flight, memory
+as a resource). ``--retry-limits`` runs an escalation pass instead.
 
 Without ``--address`` (or ``RAY_ADDRESS``) Ray starts on this machine with
 all its cores; with one, the run joins that cluster, where ``--out`` must be
