@@ -68,13 +68,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     publish.add_arguments(p)
-    p.set_defaults(func=publish.handler)
+    p.set_defaults(func=refusing_invalid(publish.handler))
 
 
 def refusing_invalid(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """`handler`, with a run that `validate` would call invalid refused on
     one line with exit 1 (docs/DESIGN.md, "Runs on disk")."""
-    from analyzer.errors import EXIT_FAILURE
+    from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE
 
     from .load import RunInvalidError
 
@@ -84,6 +84,12 @@ def refusing_invalid(handler: Callable[[argparse.Namespace], int]) -> Callable[[
         except RunInvalidError as e:
             print(f"freecell-analyzer: error: {e}", file=sys.stderr)
             return EXIT_FAILURE
+        except OSError as e:  # a read-only or full output: one line
+            from jobs.runformat import storage_error
+
+            err = storage_error(e, str(e.filename or "the output"))
+            print(f"freecell-analyzer: error: {err}", file=sys.stderr)
+            return EXIT_INCOMPLETE if err.resumable else EXIT_USAGE
 
     return wrapped
 

@@ -5,8 +5,11 @@ strings that cannot break out of the dataset card."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +20,8 @@ import analyzer
 import jobs.check
 from jobs import runformat
 from reports import load, publish
+
+REPO = Path(__file__).resolve().parent.parent
 
 #: Flips per run of the fuzz (issue 28 asked for a few hundred, seeded).
 FLIPS = 300
@@ -142,3 +147,86 @@ def test_published_provenance_has_no_local_paths(runs: FixtureRuns, tmp_path: Pa
     for secret in (str(tmp_path), "/home/someone", "10.0.0.1", socket.gethostname(), getpass.getuser()):
         assert secret not in text, secret
     assert "freecell-analyzer run 1-30 --out c4 --address ADDRESS" in text
+
+
+def _cli(argv: list[str]) -> int:
+    from analyzer import cli
+
+    return cli.main(argv)
+
+
+def test_report_and_publish_refuse_an_invalid_run(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    work = tmp_path / "run"
+    shutil.copytree(runs.c2, work)
+    target = work / sorted(runformat.read_index(work))[0]
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 1
+    target.write_bytes(bytes(data))
+    assert _cli(["validate", str(work)]) == 1
+    capsys.readouterr()
+    for argv in (["report", str(work), "--out", str(tmp_path / "rep")], ["publish", str(work), "--out", str(tmp_path / "ds")]):
+        assert _cli(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "deals-0000000001-0000000010.parquet" in err, err
+    assert not (tmp_path / "ds" / "1.0.0").exists()
+
+
+def test_validate_dataset_honours_all_and_sample(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = publish.publish(runs.c4, tmp_path / "ds", replay=0)
+    assert _cli(["validate", str(d), "--all"]) == 0
+    assert _cli(["validate", str(d), "--sample", "3"]) == 0
+    capsys.readouterr()
+    calls: list[int] = []
+    import jobs.check as check
+
+    real = check.replay_all
+
+    def spy(jobs_: list[tuple[int, int, str, int | None]], variant: object, workers: int | None = None) -> list[str]:
+        calls.append(len(jobs_))
+        return real(jobs_, variant, workers)  # type: ignore[arg-type]
+
+    check.replay_all = spy  # type: ignore[assignment]
+    try:
+        _cli(["validate", str(d), "--all"])
+        _cli(["validate", str(d), "--sample", "3"])
+    finally:
+        check.replay_all = real
+    assert calls == [30, 3]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a read-only tmpfs")
+def test_report_and_publish_to_a_read_only_filesystem(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=False).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        for argv in (["report", str(runs.c4), "--out", str(ro / "rep")], ["publish", str(runs.c4), "--out", str(ro / "ds")]):
+            assert _cli(argv) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "read-only" in err, err
+    finally:
+        subprocess.run(["umount", str(ro)], check=False)
+
+
+def test_publish_into_a_dangling_symlink_is_refused(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "1.0.0").symlink_to(tmp_path / "nowhere")
+    assert _cli(["publish", str(runs.c4), "--out", str(tmp_path / "ds")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "dangling symbolic link" in err
+    (tmp_path / "out-link").symlink_to(tmp_path / "nowhere")
+    assert _cli(["publish", str(runs.c4), "--out", str(tmp_path / "out-link")]) == 2
+    assert "dangling symbolic link" in capsys.readouterr().err
+
+
+def test_two_publishes_of_one_version_at_once(runs: FixtureRuns, tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "analyzer.cli", "publish", str(runs.c2), "--out", str(tmp_path / "ds")]
+    procs = [subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    assert sorted(code for code, _ in results) == [0, 2, 2], results
+    for code, err in results:
+        if code:
+            assert err.count("\n") == 1 and ("never changed" in err), err
+    assert publish.validate_dataset(tmp_path / "ds" / "1.0.0") == []
+    assert [p.name for p in (tmp_path / "ds").iterdir()] == ["1.0.0"]  # no partial directory left

@@ -658,3 +658,26 @@ def test_plan_on_a_small_range(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(set(picks)) == 20 and all(1 <= n <= 50 or 1000001 <= n <= 1000050 for n in picks)
     assert draw(parse_deals("7-9"), 10, 1) == [7, 8, 9]
     assert cli(["plan", "0-5"]) == 2
+
+
+def test_copied_file_and_file_named_directory_never_leave_a_stuck_run(
+    tmp_path: Path, no_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28's stuck state: status/validate and run must agree on what to do."""
+    import shutil
+
+    run_dir = make_run_dir(tmp_path / "run", "1-15", FAST, 5)
+    block = run_dir / "deal_block=0"
+    shutil.copy(block / "deals-0000000001-0000000005.parquet", block / "deals-0000000003-0000000007.parquet")
+    (block / "deals-0000000016-0000000020.parquet").mkdir()
+    assert cli(["status", str(run_dir)]) == 3
+    out = capsys.readouterr().out
+    assert "deals-0000000003-0000000007.parquet: a data file the index does not list (the next run checks it)" in out
+    assert cli(["validate", str(run_dir)]) == 3
+    capsys.readouterr()
+    assert cli(["run", "1-15", "--out", str(run_dir), "--max-positions", "50000", "--file-deals", "5"]) == 0
+    err = capsys.readouterr().err
+    assert "deals-0000000003-0000000007.parquet: not a valid data file of this run" in err
+    assert "deals-0000000016-0000000020.parquet is not part of the run" in err
+    assert cli(["status", str(run_dir)]) == 0
+    assert cli(["validate", str(run_dir)]) == 0
