@@ -944,6 +944,13 @@ def _retry_pass(
         import ray
 
         task_memory = options.config.task_memory()
+        if options.node_resource:
+            nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+            if not any(n.get("Resources", {}).get(options.node_resource, 0) > 0 for n in nodes):
+                raise ConfigError(
+                    f"--node-resource {options.node_resource}: no Ray node has that resource "
+                    "(start the big nodes with `ray start --resources '{\"%s\": 1}'`)" % options.node_resource
+                )
         print(
             f"retry-limits pass {attempt - 1} on {options.out}: {todo} limit rows in {len(files)} files, "
             f"budgets {_limits_text(limits)}" + (f", on nodes with resource {options.node_resource!r}" if options.node_resource else ""),

@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def ray_address() -> Iterator[str]:
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    # "bigmem": the custom resource escalation passes can ask for (--node-resource).
+    ray.init(address="local", num_cpus=2, resources={"bigmem": 1}, include_dashboard=False, logging_level=logging.WARNING)
     try:
         yield str(ray.get_runtime_context().gcs_address)
     finally:
@@ -85,7 +86,9 @@ def test_retry_limits_resolves_only_limit_rows(ray_address: str, tmp_path: Path,
     # smaller or equal budgets are refused; larger ones re-solve the limit rows only
     assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "300"]) == 2
     assert "needs larger budgets" in capsys.readouterr().err
-    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000"]) == 0
+    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "--node-resource", "nosuch"]) == 2
+    assert "no Ray node has that resource" in capsys.readouterr().err
+    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "--node-resource", "bigmem"]) == 0
     after = {r["deal_number"]: r for r in dataset(out).to_pylist()}
     assert sorted(after) == list(range(1, 41))
     for n, r in after.items():
@@ -99,8 +102,8 @@ def test_retry_limits_resolves_only_limit_rows(ray_address: str, tmp_path: Path,
     assert cli(["validate", str(out), "--all"]) == 0
     m = runformat.load_manifest(out)
     assert m is not None and m.passes[0]["max_positions"] == 200000
-    assert [h.kind for h in m.history] == ["run", "retry-limits", "retry-limits"]
-    assert [h.status for h in m.history] == ["complete", "failed", "complete"]
+    assert [h.kind for h in m.history] == ["run", "retry-limits", "retry-limits", "retry-limits"]
+    assert [h.status for h in m.history] == ["complete", "failed", "failed", "complete"]
 
 
 def test_changed_file_is_resolved(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
