@@ -761,7 +761,8 @@ class RunState:
         """Why the indexed files are not one consistent set (empty when they are)."""
         out = [f"{a.file} and {b.file} overlap" for a, b in self.overlaps()]
         out += [f"{e.file}: changed on disk since it was indexed ({e.bytes} bytes then)" for e in self.changed]
-        out += [f"{e.file}: configuration {e.config_hash[:12]} is not the run's" for e in self.sealed if e.config_hash != self.manifest.config_hash]
+        run_hash = self.manifest.config_hash
+        out += [f"{e.file}: configuration {e.config_hash[:12]} is not the run's" for e in self.sealed if e.config_hash != run_hash]
         return out
 
 
