@@ -24,9 +24,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-import pyarrow.compute as _pc
+from typing import Final
 
 from analyzer import verifier
 from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
@@ -39,13 +37,11 @@ from .runformat import (
     RunState,
     describe_holder,
     lock_holder,
+    pc,
     read_checked,
     run_state,
     strings,
 )
-
-#: pyarrow.compute without its stubs' overloads (they reject the Table columns used here).
-pc: Any = _pc
 
 #: Complete files hold wrong data.
 EXIT_INVALID: Final = EXIT_FAILURE

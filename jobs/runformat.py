@@ -42,6 +42,7 @@ import datetime as dt
 import errno
 import fcntl
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -53,10 +54,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as _pc
-import pyarrow.parquet as pq
 
 from analyzer.errors import AnalyzerError
 from analyzer.schema import OUTCOMES, SCHEMA_VERSION, arrow_schema
@@ -65,8 +63,23 @@ from .config import Provenance, RunConfig, canonical_json
 from .errors import ConfigError, RunDirError
 from .ranges import MAX_DEAL, DealRange, format_deals, merge, parse_deals, subtract
 
-#: pyarrow.compute without its stubs' overloads (they reject the Table columns used here).
-pc: Any = _pc
+
+class _Lazy:
+    """A module imported on first use: `status` needs neither pyarrow.compute
+    nor pyarrow.parquet nor pandas, which take most of a second to import."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+#: pyarrow.compute (typed Any: its stubs' overloads reject the Table columns used here),
+#: pyarrow.parquet and pandas, imported when first used.
+pc: Any = _Lazy("pyarrow.compute")
+pq: Any = _Lazy("pyarrow.parquet")
+pd: Any = _Lazy("pandas")
 
 # ---------------------------------------------------------------------------
 # Layout
