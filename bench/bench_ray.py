@@ -108,15 +108,14 @@ def main() -> int:
             wrong = [d for d in answers if answers[d] != rows.get(d)]
             assert not wrong, f"Ray and solve_range disagree on deals {wrong[:10]}"
 
-        sums = result.summaries
-        solve = sum(s["solve_s"] for s in sums)
-        write = sum(s["write_s"] for s in sums)
-        overhead = (cpus * run_s - solve) / len(sums) if sums else 0.0
-        rss = max((s["max_rss_bytes"] for s in sums), default=0)
+        tasks = max(1, result.tasks_done)
+        solve, write = result.solve_s, result.write_s
+        overhead = (cpus * run_s - solve) / tasks
+        rss = result.max_worker_rss
         e2e = startup + run_s
-        print(f"Ray ({cpus} CPUs, {len(sums)} tasks of {a.chunk_size} deals): start-up {startup:.1f} s, "
+        print(f"Ray ({cpus} CPUs, {tasks} tasks of {a.chunk_size} deals): start-up {startup:.1f} s, "
               f"run {run_s:.1f} s ({n / run_s:.1f} deals/s), end to end {e2e:.1f} s ({n / e2e:.1f} deals/s)")  # fmt: skip
-        print(f"per task: solving {solve / len(sums):.3f} s, writing {write / len(sums) * 1000:.1f} ms, "
+        print(f"per task: solving {solve / tasks:.3f} s, writing {write / tasks * 1000:.1f} ms, "
               f"overhead {overhead * 1000:.0f} ms core-time (idle tail included)")  # fmt: skip
         print(f"peak worker memory (max RSS): {rss / 2**20:.0f} MiB")
         print(f"load average after: {os.getloadavg()[0]:.2f}")
