@@ -507,6 +507,12 @@ def _prepare(options: RunOptions, err: TextIO) -> tuple[RunLock, Manifest, Invoc
         legacy = legacy_message(out)
     if legacy:
         raise RunDirError(legacy)
+    def foreign() -> list[str]:
+        return [p.name for p in sorted(out.iterdir()) if p.name != CONTROL_DIR and not is_temp(p.name)]
+
+    if out.is_dir() and not (out / CONTROL_DIR).exists() and foreign():
+        # refused before the lock, so that nothing is written into someone's directory
+        raise RunDirError(f"output directory {out} is not empty and not a run directory: it holds {', '.join(foreign()[:3])}")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -514,12 +520,8 @@ def _prepare(options: RunOptions, err: TextIO) -> tuple[RunLock, Manifest, Invoc
     lock = RunLock.acquire(out)
     try:
         old = load_manifest(out)
-        if old is None:
-            foreign = [p.name for p in sorted(out.iterdir()) if p.name != CONTROL_DIR and not is_temp(p.name)]
-            if foreign:
-                raise RunDirError(
-                    f"output directory {out} is not empty and not a run directory: it holds {', '.join(foreign[:3])}"
-                )
+        if old is None and foreign():
+            raise RunDirError(f"output directory {out} is not empty and not a run directory: it holds {', '.join(foreign()[:3])}")
         elif old.config_hash != config.config_hash():
             if options.retry_limits and old.config.to_dict() | {"limits": None} == config.to_dict() | {"limits": None}:
                 pass

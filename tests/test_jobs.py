@@ -681,3 +681,13 @@ def test_copied_file_and_file_named_directory_never_leave_a_stuck_run(
     assert "deals-0000000016-0000000020.parquet is not part of the run" in err
     assert cli(["status", str(run_dir)]) == 0
     assert cli(["validate", str(run_dir)]) == 0
+
+
+def test_run_writes_nothing_into_a_foreign_directory(tmp_path: Path, no_ray: None, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "notes.txt").write_text("x")
+    before = tree(tmp_path)
+    assert cli(["run", "1-10", "--out", str(d)]) == 2
+    assert "not empty and not a run directory: it holds notes.txt" in capsys.readouterr().err
+    assert tree(tmp_path) == before and not (d / "_run").exists()
