@@ -522,7 +522,7 @@ def _prepare(options: RunOptions, err: TextIO) -> tuple[RunLock, Manifest, Invoc
         old = load_manifest(out)
         if old is None and foreign():
             raise RunDirError(f"output directory {out} is not empty and not a run directory: it holds {', '.join(foreign()[:3])}")
-        elif old.config_hash != config.config_hash():
+        if old is not None and old.config_hash != config.config_hash():
             if options.retry_limits and old.config.to_dict() | {"limits": None} == config.to_dict() | {"limits": None}:
                 pass
             else:
