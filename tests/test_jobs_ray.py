@@ -247,6 +247,19 @@ def test_disk_full_mid_run_is_resumable(ray_address: str, tmp_path: Path, capsys
         pytest.skip("cannot mount a tmpfs here")
     try:
         out = mnt / "run"
+        # full from the start: one line, exit 3, no temporary file left to block the resume
+        filler = mnt / "filler"
+        with open(filler, "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"x" * 4096)
+            except OSError:
+                pass
+        assert cli(["run", "1-1000", "--out", str(out), "--file-deals", "100", *LIMIT]) == 3
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "the disk is full" in err, err
+        assert not [p for p in mnt.rglob(".*") if p.is_file()]
+        filler.unlink()
         code = cli(["run", "1-1000", "--out", str(out), "--file-deals", "100", "--task-deals", "20", *LIMIT])
         err = capsys.readouterr().err
         assert code == 3, err
