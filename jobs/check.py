@@ -17,6 +17,7 @@ Both read the directory only; neither needs Ray.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import random
@@ -25,6 +26,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+import pyarrow as pa
 
 from analyzer import verifier
 from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
@@ -169,21 +172,89 @@ def replay_all(jobs: Sequence[ReplayJob], variant: Mapping[str, object], workers
     return problems
 
 
-class _Reservoir:
-    """A uniform sample of `k` items from a stream, reproducible by seed."""
+class Replayer:
+    """Replays solutions as they stream by, in bounded memory: every one
+    (`every`: one row group's solutions at a time, in a process pool when
+    there are many), or a uniform sample of `sample` drawn by reservoir
+    sampling over row positions (Li's "Algorithm L": only the sampled rows
+    become Python objects). Reproducible by `seed`.
 
-    def __init__(self, k: int | None, seed: int) -> None:
-        self.k, self.rng, self.seen = k, random.Random(seed), 0
+    >>> import pyarrow as pa
+    >>> t = pa.table({"deal_number": [1, 2], "cells": [4, 4], "solution": ["x", "y"], "solution_length_multi": [1, 1]})
+    >>> r = Replayer({}, every=False, sample=1, seed=0)
+    >>> r.feed(t); r.seen, len(r.items)
+    (2, 1)
+    """
+
+    def __init__(self, variant: Mapping[str, object], *, every: bool, sample: int, seed: int, workers: int | None = None) -> None:
+        self.variant, self.every, self.k = variant, every, max(0, sample)
+        self.rng = random.Random(seed)
+        self.workers = workers or os.cpu_count() or 1
+        self.seen = self.replayed = 0
         self.items: list[ReplayJob] = []
+        self.problems: list[str] = []
+        self.pool: ProcessPoolExecutor | None = None
+        self._w = 0.0
+        self._next = 0  # 1-based position of the next row to sample, once the reservoir is full
 
-    def add(self, item: ReplayJob) -> None:
-        self.seen += 1
-        if self.k is None or len(self.items) < self.k:
-            self.items.append(item)
+    def _skip(self) -> None:
+        self._w *= math.exp(math.log(self.rng.random() or 1e-300) / self.k)
+        self._next += math.floor(math.log(self.rng.random() or 1e-300) / math.log(1 - self._w)) + 1
+
+    @staticmethod
+    def _job(t: pa.Table, j: int) -> ReplayJob:
+        multi = t.column("solution_length_multi")[j].as_py()
+        return (int(t.column("deal_number")[j].as_py()), int(t.column("cells")[j].as_py()), str(t.column("solution")[j].as_py()), multi)
+
+    def feed(self, solved: pa.Table) -> None:
+        """Takes the solved rows of one row group (deal_number, cells, solution, solution_length_multi)."""
+        n = solved.num_rows
+        if self.every:
+            jobs = [self._job(solved, j) for j in range(n)]
+            self.seen += n
+            self._replay(jobs)
             return
-        j = self.rng.randrange(self.seen)
-        if j < self.k:
-            self.items[j] = item
+        start = self.seen
+        self.seen += n
+        j = 0
+        while len(self.items) < self.k and j < n:
+            self.items.append(self._job(solved, j))
+            j += 1
+            if len(self.items) == self.k:
+                self._w = math.exp(math.log(self.rng.random() or 1e-300) / self.k)
+                self._next = start + j
+                self._skip()
+        while self.k and len(self.items) == self.k and self._next <= self.seen:
+            self.items[self.rng.randrange(self.k)] = self._job(solved, self._next - start - 1)
+            self._skip()
+
+    def _replay(self, jobs: Sequence[ReplayJob]) -> None:
+        self.replayed += len(jobs)
+        if len(jobs) < PARALLEL_REPLAYS or self.workers < 2:
+            self.problems += _replay_batch(jobs, self.variant)
+            return
+        if self.pool is None:
+            # spawn: the parent holds Arrow threads, which fork does not copy safely.
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        size = max(1, len(jobs) // (self.workers * 8))
+        batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+        for found in self.pool.map(_replay_batch, batches, [self.variant] * len(batches)):
+            self.problems += found
+
+    def finish(self) -> list[str]:
+        """Replays the sample (if sampling) and returns every problem found."""
+        try:
+            if not self.every and self.items:
+                self._replay(self.items)
+                self.items = []
+        finally:
+            self.close()
+        return self.problems
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
 
 
 # ---------------------------------------------------------------------------
@@ -208,24 +279,19 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
     state = run_state(d)
     m = state.manifest
     config = m.config
-    sampler = _Reservoir(None if replay_every else max(0, sample), seed)
+    replayer = Replayer(config.variant.as_dict(), every=replay_every, sample=sample, seed=seed)
     file_issues: list[str] = []
     rows = 0
-    for e in state.sealed:
-        try:
-            for t in read_checked(d / e.file, config, entry=e, columns=["deal_number", "cells", "outcome", "solution", "solution_length_multi"]):
-                rows += t.num_rows
-                solved = t.filter(pc.equal(strings(t.column("outcome")), "solved"))
-                for deal, cells, sol, multi in zip(
-                    solved.column("deal_number").to_pylist(),
-                    solved.column("cells").to_pylist(),
-                    solved.column("solution").to_pylist(),
-                    solved.column("solution_length_multi").to_pylist(),
-                    strict=True,
-                ):
-                    sampler.add((int(str(deal)), int(str(cells)), str(sol), multi))
-        except FileInvalid as err:
-            file_issues.append(f"{e.file}: {err.reason}")
+    try:
+        for e in state.sealed:
+            try:
+                for t in read_checked(d / e.file, config, entry=e, columns=["deal_number", "cells", "outcome", "solution", "solution_length_multi"]):
+                    rows += t.num_rows
+                    replayer.feed(t.filter(pc.equal(strings(t.column("outcome")), "solved")))
+            except FileInvalid as err:
+                file_issues.append(f"{e.file}: {err.reason}")
+    finally:
+        replay_issues = replayer.finish()
     report = Report([_describe(m, d)])
     cov, missing = _coverage_lines(state)
     report.lines += cov
@@ -233,10 +299,9 @@ def validate(directory: Path | str, *, replay_every: bool = False, sample: int =
     report.lines.append(_outcome_line(state.outcome_counts(), state.rows()))
     invalid = _problem_lines("files", [*state.problems(), *file_issues])
     report.lines.append(f"checked: {len(state.sealed)} files, {rows:,} rows read and checked, {len(file_issues)} files refused")
-    replay_issues = replay_all(sampler.items, config.variant.as_dict()) if sampler.items else []
-    what = "every one of the" if replay_every else f"a sample of {len(sampler.items)} of the"
+    what = "every one of the" if replay_every else f"a sample of {replayer.replayed} of the"
     report.lines.append(
-        f"replay: {what} {sampler.seen:,} solutions read replayed through analyzer.verifier, {len(replay_issues)} rejected"
+        f"replay: {what} {replayer.seen:,} solutions read replayed through analyzer.verifier, {len(replay_issues)} rejected"
     )
     invalid += _problem_lines("replay", replay_issues)
     report.lines += invalid

@@ -929,71 +929,72 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
         return [*problems, f"{MANIFEST}: {e}"]
     if not shards or [s for s in shards if not _SHARD.fullmatch(Path(s).name)]:
         return [*problems, f"{PACKAGE}: no shards named {DATA_DIR}/train-NNNNN-of-MMMMM.parquet"]
-    from jobs.check import _Reservoir
-    from jobs.check import replay_all as replay_jobs
+    from jobs.check import Replayer
 
     stats = Stats()
-    sampler = _Reservoir(None if replay_all else max(0, replay), seed)
-    expect = [(r.start, r.end) for r in m.deals]
-    next_deal: int | None = None
-    ranges = list(m.deals)
-    for s in shards:
-        try:
-            pf = pq.ParquetFile(d / s, page_checksum_verification=True)
-        except (OSError, pa.ArrowException) as e:
-            return [*problems, f"{s}: not readable Parquet ({e})"]
-        if not pf.schema_arrow.remove_metadata().equals(schema.arrow_schema(), check_metadata=True):
-            return [*problems, f"{s}: columns differ from analyzer.schema"]
-        meta = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
-        if meta.get("fca.config_hash") != m.config_hash:
-            problems.append(f"{s}: configuration hash differs from {MANIFEST}")
-        for i in range(pf.num_row_groups):
+    replayer = Replayer(m.config.variant.as_dict(), every=replay_all, sample=replay, seed=seed)
+    try:
+        expect = [(r.start, r.end) for r in m.deals]
+        next_deal: int | None = None
+        ranges = list(m.deals)
+        for s in shards:
             try:
-                t = pf.read_row_group(i).replace_schema_metadata(None)
+                pf = pq.ParquetFile(d / s, page_checksum_verification=True)
             except (OSError, pa.ArrowException) as e:
-                return [*problems, f"{s}: row group {i} unreadable ({e})"]
-            bad = runformat.table_problems(t, m.config)
-            if bad:
-                return [*problems, f"{s}: {bad[0]}"]
-            deals = t.column("deal_number").to_numpy()
-            if next_deal is None:
-                next_deal = ranges[0].start
-            # deals must follow the declared ranges in order, each once (rows: as the run's config asks)
-            uniq = deals[np.r_[True, deals[1:] != deals[:-1]]]
-            for x in uniq:
-                while ranges and next_deal is not None and next_deal > ranges[0].end:
-                    ranges.pop(0)
-                    next_deal = ranges[0].start if ranges else None
-                if next_deal is None or int(x) != next_deal:
-                    return [*problems, f"{s}: deal {int(x)} where deal {next_deal} was due (rows missing, repeated or out of order)"]
-                next_deal += 1
-            per = m.config.rows_per_deal()
-            if per is not None and len(deals) != per * len(uniq):
-                return [*problems, f"{s}: expected {per} rows per deal"]
-            stats.feed(t)
-            solved = t.filter(pc.equal(runformat.strings(t.column("outcome")), "solved"))
-            for row in zip(
-                solved.column("deal_number").to_pylist(), solved.column("cells").to_pylist(),
-                solved.column("solution").to_pylist(), solved.column("solution_length_multi").to_pylist(), strict=True,
-            ):  # fmt: skip
-                sampler.add((int(str(row[0])), int(str(row[1])), str(row[2]), row[3]))
-    while ranges and next_deal is not None and next_deal > ranges[0].end:
-        ranges.pop(0)
-        next_deal = ranges[0].start if ranges else None
-    if ranges:
-        problems.append(f"{DATA_DIR}: no rows from deal {next_deal} on (declared {format_ranges(expect)})")
-    facts = package.get("fca") or {}
-    if facts.get("rows") != stats.rows:
-        problems.append(f"{PACKAGE}: says {facts.get('rows')} rows, the data has {stats.rows}")
-    if facts.get("outcomes") != stats.outcome_counts():
-        problems.append(f"{PACKAGE}: outcome counts {facts.get('outcomes')} differ from the data's {stats.outcome_counts()}")
-    if facts.get("row_digest") != stats.hexdigest():
-        problems.append(f"{PACKAGE}: the digest of every row differs from the data's (rows changed)")
-    if facts.get("config_hash") != m.config_hash:
-        problems.append(f"{PACKAGE}: configuration hash differs from {MANIFEST}")
-    problems += _check_card(d, stats, package)
-    problems += replay_jobs(sampler.items, m.config.variant.as_dict()) if sampler.items else []
-    return problems
+                return [*problems, f"{s}: not readable Parquet ({e})"]
+            if not pf.schema_arrow.remove_metadata().equals(schema.arrow_schema(), check_metadata=True):
+                return [*problems, f"{s}: columns differ from analyzer.schema"]
+            meta = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
+            if meta.get("fca.config_hash") != m.config_hash:
+                problems.append(f"{s}: configuration hash differs from {MANIFEST}")
+            for i in range(pf.num_row_groups):
+                try:
+                    t = pf.read_row_group(i).replace_schema_metadata(None)
+                except (OSError, pa.ArrowException) as e:
+                    return [*problems, f"{s}: row group {i} unreadable ({e})"]
+                bad = runformat.table_problems(t, m.config)
+                if bad:
+                    return [*problems, f"{s}: {bad[0]}"]
+                deals = t.column("deal_number").to_numpy()
+                if next_deal is None:
+                    next_deal = ranges[0].start
+                # deals must follow the declared ranges in order, each once (rows: as the run's config asks)
+                uniq = deals[np.r_[True, deals[1:] != deals[:-1]]]
+                for x in uniq:
+                    while ranges and next_deal is not None and next_deal > ranges[0].end:
+                        ranges.pop(0)
+                        next_deal = ranges[0].start if ranges else None
+                    if next_deal is None or int(x) != next_deal:
+                        return [*problems, f"{s}: deal {int(x)} where deal {next_deal} was due (rows missing, repeated or out of order)"]
+                    next_deal += 1
+                per = m.config.rows_per_deal()
+                if per is not None and len(deals) != per * len(uniq):
+                    return [*problems, f"{s}: expected {per} rows per deal"]
+                stats.feed(t)
+                replayer.feed(
+                    t.filter(pc.equal(runformat.strings(t.column("outcome")), "solved")).select(
+                        ["deal_number", "cells", "solution", "solution_length_multi"]
+                    )
+                )
+        while ranges and next_deal is not None and next_deal > ranges[0].end:
+            ranges.pop(0)
+            next_deal = ranges[0].start if ranges else None
+        if ranges:
+            problems.append(f"{DATA_DIR}: no rows from deal {next_deal} on (declared {format_ranges(expect)})")
+        facts = package.get("fca") or {}
+        if facts.get("rows") != stats.rows:
+            problems.append(f"{PACKAGE}: says {facts.get('rows')} rows, the data has {stats.rows}")
+        if facts.get("outcomes") != stats.outcome_counts():
+            problems.append(f"{PACKAGE}: outcome counts {facts.get('outcomes')} differ from the data's {stats.outcome_counts()}")
+        if facts.get("row_digest") != stats.hexdigest():
+            problems.append(f"{PACKAGE}: the digest of every row differs from the data's (rows changed)")
+        if facts.get("config_hash") != m.config_hash:
+            problems.append(f"{PACKAGE}: configuration hash differs from {MANIFEST}")
+        problems += _check_card(d, stats, package)
+        problems += replayer.finish()
+        return problems
+    finally:
+        replayer.close()
 
 
 def _check_sums(d: Path) -> list[str]:
