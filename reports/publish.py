@@ -355,11 +355,19 @@ class Stats:
     digest: Any = field(default_factory=hashlib.sha256)
     _last_deal: dict[str, int] = field(default_factory=dict)
 
+    #: Rows hashed at a time: the digest's pandas copy of the text columns is the
+    #: largest allocation of publishing (a per-row hash, so slicing does not change it).
+    DIGEST_ROWS: Final = 16_384
+
     def feed(self, t: pa.Table) -> None:
         if not t.num_rows:
             return
-        df = t.to_pandas()
-        self.digest.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+        for off in range(0, t.num_rows, self.DIGEST_ROWS):
+            part = t.slice(off, self.DIGEST_ROWS).to_pandas()
+            self.digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
+            del part
+        narrow = [c for c in t.column_names if c not in ("solution", "error", "attempt_history")]
+        df = t.select(narrow).to_pandas()
         self.rows += len(df)
         deals = df["deal_number"].to_numpy()
         first_rows = np.r_[True, deals[1:] != deals[:-1]]
@@ -384,7 +392,7 @@ class Stats:
                 room = CARD_LIST - len(self.listed[o])
                 self.listed[o] += new[: max(0, room)]
                 self._last_deal[o] = int(ds[-1])
-        if ("min_cells" in df and df["min_cells"].notna().any()) or "min_cells" in df:
+        if "min_cells" in df:
             mc = df["min_cells"].to_numpy()[first_rows]
             for v in mc:
                 key = "undetermined" if pd.isna(v) else str(int(v))
