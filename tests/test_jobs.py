@@ -124,7 +124,7 @@ def fast_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize(
-    "module", [jobs.ranges, jobs.config, jobs.chunks, jobs.runformat, jobs.run, jobs.plan], ids=lambda m: m.__name__
+    "module", [jobs.ranges, jobs.config, jobs.chunks, jobs.runformat, jobs.run, jobs.plan, jobs.check], ids=lambda m: m.__name__
 )
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
