@@ -67,8 +67,18 @@ def head() -> Iterator[str]:
 
 
 def _pids(temp: Path) -> list[int]:
-    lines = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
-    return [int(line.split()[0]) for line in lines if str(temp) in line and int(line.split()[0]) != os.getpid()]
+    """Processes whose command line names `temp`, read from /proc (``ps`` cuts
+    command lines to $COLUMNS when it is set, as under CI)."""
+    out = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        pid = int(cmdline.parent.name)
+        if str(temp) in text and pid != os.getpid():
+            out.append(pid)
+    return out
 
 
 def _stop(temp: Path) -> None:
