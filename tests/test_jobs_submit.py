@@ -67,8 +67,8 @@ def head() -> Iterator[str]:
 
 
 def _pids(temp: Path) -> list[int]:
-    """Processes whose command line names `temp`, read from /proc (``ps`` cuts
-    command lines to $COLUMNS when it is set, as under CI)."""
+    """Processes whose command line or open files name `temp`, read from
+    /proc (``ps`` cuts command lines to $COLUMNS when it is set, as under CI)."""
     out = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -76,9 +76,18 @@ def _pids(temp: Path) -> list[int]:
         except OSError:
             continue
         pid = int(cmdline.parent.name)
-        if str(temp) in text and pid != os.getpid():
-            out.append(pid)
+        if pid == os.getpid():
+            continue
+        if str(temp) in text or any(str(temp) in link for link in _fd_links(cmdline.parent)):
+            out.append(pid)  # (Ray's agents rename themselves: their open log files name the dir)
     return out
+
+
+def _fd_links(proc: Path) -> list[str]:
+    try:
+        return [os.readlink(fd) for fd in (proc / "fd").iterdir()]
+    except OSError:
+        return []
 
 
 def _stop(temp: Path) -> None:
@@ -93,7 +102,9 @@ def _stop(temp: Path) -> None:
         deadline = time.monotonic() + wait
         while _pids(temp) and time.monotonic() < deadline:
             time.sleep(0.5)
+    left = _pids(temp)
     shutil.rmtree(temp, ignore_errors=True)
+    assert not left, f"test cluster processes left running: {left}"
 
 
 def test_ray_job_submit_with_the_wheel(head: str, wheel: Path, tmp_path: Path) -> None:
