@@ -16,8 +16,38 @@ True
 
 from __future__ import annotations
 
-from . import verifier
-from ._api import (
+import os as _os
+import sys as _sys
+
+
+def _engine_elsewhere() -> None:
+    """Finds the compiled engine when this package's own directory lacks it.
+
+    ``ray job submit --working-dir .`` uploads the sources without the
+    compiled engine (``*.so`` is git-ignored, and Ray's upload follows
+    .gitignore), and the uploaded directory comes first on ``sys.path``. The
+    job ships the built wheel (``--runtime-env-json '{"py_modules":
+    ["dist/freecell_analyzer-....whl"]}'``, README "Batch runs on Ray"); its
+    ``analyzer`` directory is then later on ``sys.path``, and is added to
+    this package's search path so that ``analyzer._engine`` imports from it.
+    `jobs.task.require_engine` still checks that every worker's engine is
+    the driver's."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if any(n.startswith("_engine.") and n.endswith((".so", ".pyd")) for n in _os.listdir(here)):
+        return
+    for entry in _sys.path:
+        other = _os.path.join(_os.path.abspath(entry or "."), "analyzer")
+        if other == here or not _os.path.isdir(other):
+            continue
+        if any(n.startswith("_engine.") and n.endswith((".so", ".pyd")) for n in _os.listdir(other)):
+            __path__.append(other)
+            return
+
+
+_engine_elsewhere()
+
+from . import verifier  # noqa: E402
+from ._api import (  # noqa: E402
     Board,
     Limits,
     MinCellsResult,
@@ -28,7 +58,7 @@ from ._api import (
     solve,
     solve_range,
 )
-from .errors import (
+from .errors import (  # noqa: E402
     AnalyzerError,
     BoardError,
     CardError,

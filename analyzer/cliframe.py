@@ -68,7 +68,8 @@ exit codes:
   1    failure: a wrong result (an illegal solution, invalid data) or a bug
   2    bad usage or input: one line on stderr names the problem; nothing is written
   3    incomplete but resumable: run the same command again
-  130  interrupted (Ctrl-C); finished work is kept"""
+  130  interrupted (Ctrl-C); finished work is kept
+  143  terminated (SIGTERM); run handles it as Ctrl-C"""
 
 #: The largest search budget: the engine counts positions and bytes in
 #: unsigned 64-bit integers.

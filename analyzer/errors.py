@@ -6,7 +6,8 @@ classes. Messages name the bad input.
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+import errno
+from typing import Final
 
 # Exit codes of every command (docs/DESIGN.md, "Exit codes"), defined once.
 EXIT_OK: Final = 0
@@ -14,14 +15,16 @@ EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_INCOMPLETE: Final = 3
 EXIT_INTERRUPTED: Final = 130
+#: After SIGTERM (128 + 15, as shells report it); ``run`` handles it like Ctrl-C.
+EXIT_TERMINATED: Final = 143
 
 
 class AnalyzerError(ValueError):
     """Base of the package's input errors. The command line prints the
     message on one line and exits with `exit_code` (2: bad usage or input;
-    a subclass may name another documented code)."""
+    a subclass, or an instance, may name another documented code)."""
 
-    exit_code: ClassVar[int] = EXIT_USAGE
+    exit_code: int = EXIT_USAGE
 
 
 class UsageError(AnalyzerError):
@@ -57,6 +60,40 @@ class RangeError(AnalyzerError):
     """A deal range such as ``5-1`` or ``abc``."""
 
 
+class StorageError(AnalyzerError):
+    """An output that cannot be written: disk full, read-only, no
+    permission. `resumable` says whether running the same command again,
+    once fixed, continues (exit 3) or the output must change (exit 2);
+    nothing already written is lost either way."""
+
+    def __init__(self, message: str, resumable: bool = False) -> None:
+        super().__init__(message)
+        self.resumable = resumable
+        self.exit_code = EXIT_INCOMPLETE if resumable else EXIT_USAGE
+
+    def __reduce__(self) -> tuple[type[StorageError], tuple[str, bool]]:
+        return (type(self), (str(self), self.resumable))
+
+
+def storage_error(e: OSError, what: str) -> StorageError:
+    """One line for an `OSError` met while writing `what`: a full disk or
+    quota is resumable, the rest (read-only, no permission) is not.
+
+    >>> err = storage_error(OSError(errno.ENOSPC, "No space left on device"), "out/x")
+    >>> str(err), err.exit_code
+    ('cannot write out/x: the disk is full', 3)
+    """
+    reason = {
+        errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is exhausted",
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+    }.get(e.errno or 0, e.strerror or str(e))
+    full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+    return StorageError(f"cannot write {what}: {reason}", resumable=full)
+
+
 class EngineError(RuntimeError):
     """The native engine failed (a bug, never a user mistake)."""
 
@@ -66,6 +103,7 @@ __all__ = [
     "EXIT_INCOMPLETE",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "AnalyzerError",
     "BoardError",
@@ -75,6 +113,8 @@ __all__ = [
     "IllegalMoveError",
     "NotationError",
     "RangeError",
+    "StorageError",
     "UsageError",
     "VariantError",
+    "storage_error",
 ]

@@ -30,7 +30,6 @@ import pyarrow.dataset as ds
 
 import analyzer
 from analyzer import _engine
-from jobs.chunks import CHUNKS_DIR
 from jobs.config import build_config
 from jobs.ranges import count, format_deals, parse_deals, ranges_of, split_chunks
 from jobs.run import RunOptions, connect, run
@@ -54,7 +53,7 @@ def baseline(deals: str, limits: analyzer.Limits, block: int) -> tuple[float, di
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--deals", default="1-32000")
-    p.add_argument("--chunk-size", type=int, default=1000)
+    p.add_argument("--chunk-size", type=int, default=1000, help="deals per baseline call and per Ray task")
     p.add_argument("--max-positions", type=int, default=None, help="per-deal limit (default: the engine's)")
     p.add_argument("--out", type=Path, help="run directory to keep (default: a temporary one, deleted)")
     p.add_argument("--skip-baseline", action="store_true", help="only the Ray run")
@@ -90,7 +89,7 @@ def main() -> int:
         import ray
 
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
-        options = RunOptions(deals=parse_deals(a.deals), out=out, config=config, chunk_size=a.chunk_size,
+        options = RunOptions(deals=parse_deals(a.deals), out=out, config=config, task_deals=a.chunk_size,
                              command=sys.argv)  # fmt: skip
         result = run(options)
         run_s = time.perf_counter() - t0 - startup
@@ -99,7 +98,7 @@ def main() -> int:
             print(f"the Ray run ended with {result.status} (exit {result.exit_code})", file=sys.stderr)
             return 1
 
-        table = ds.dataset(out / CHUNKS_DIR, format="parquet").to_table(
+        table = ds.dataset(out, format="parquet", partitioning="hive").to_table(
             columns=["deal_number", "outcome", "solution_length_multi"]
         )
         rows = {int(d): (str(o), m) for d, o, m in zip(*(table.column(c).to_pylist() for c in table.column_names),
@@ -109,15 +108,14 @@ def main() -> int:
             wrong = [d for d in answers if answers[d] != rows.get(d)]
             assert not wrong, f"Ray and solve_range disagree on deals {wrong[:10]}"
 
-        sums = result.summaries
-        solve = sum(s["solve_s"] for s in sums)
-        write = sum(s["write_s"] for s in sums)
-        overhead = (cpus * run_s - solve) / len(sums) if sums else 0.0
-        rss = max((s["max_rss_bytes"] for s in sums), default=0)
+        tasks = max(1, result.tasks_done)
+        solve, write = result.solve_s, result.write_s
+        overhead = (cpus * run_s - solve) / tasks
+        rss = result.max_worker_rss
         e2e = startup + run_s
-        print(f"Ray ({cpus} CPUs, {len(sums)} chunks of {a.chunk_size}): start-up {startup:.1f} s, "
+        print(f"Ray ({cpus} CPUs, {tasks} tasks of {a.chunk_size} deals): start-up {startup:.1f} s, "
               f"run {run_s:.1f} s ({n / run_s:.1f} deals/s), end to end {e2e:.1f} s ({n / e2e:.1f} deals/s)")  # fmt: skip
-        print(f"per chunk: solving {solve / len(sums):.3f} s, writing {write / len(sums) * 1000:.1f} ms, "
+        print(f"per task: solving {solve / tasks:.3f} s, writing {write / tasks * 1000:.1f} ms, "
               f"overhead {overhead * 1000:.0f} ms core-time (idle tail included)")  # fmt: skip
         print(f"peak worker memory (max RSS): {rss / 2**20:.0f} MiB")
         print(f"load average after: {os.getloadavg()[0]:.2f}")

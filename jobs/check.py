@@ -1,25 +1,28 @@
 """``status`` and ``validate`` for a run directory.
 
-``status`` says what is done: coverage, missing ranges, outcome counts.
-``validate`` checks that what is there is right: every chunk complete and of
-the run's one configuration, no deal twice, the schema, row invariants (a
-solved row has a solution and its lengths, an unsolvable row has none,
-more cells never lose a deal that fewer cells win, min-cells rows agree),
-and solutions replayed through the independent `analyzer.verifier`, which
-never imports the engine: a sample by default, every one with ``--all``.
+``status`` says what is done from the run's index and a listing of its
+directories, without opening a data file, so it answers at once at any size:
+coverage, missing ranges, outcome counts, files, the invocations and who
+holds the run now. ``validate`` checks that what is there is right: every
+data file read through the one checked reader (`jobs.runformat.read_checked`:
+its sha256 against the index, page checksums, metadata, schema,
+configuration, every deal present once, the row invariants), no two files
+overlapping, and solutions replayed through the independent
+`analyzer.verifier`, which never imports the engine: a sample by default,
+every one with ``--all``. It streams one row group at a time, so its memory
+does not grow with the run.
 
 Both read the directory only; neither needs Ray.
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import math
 import multiprocessing
 import os
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,22 +34,31 @@ from analyzer import verifier
 from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
 from analyzer.schema import OUTCOMES
 
-from .chunks import ChunkInfo, Scan, scan
-from .config import RunConfig
-from .ranges import DealRange, count, format_deals, intersect, subtract
-from .rundir import Manifest, require_run_dir
+from .ranges import DealRange, count, format_deals, intersect
+from .runformat import (
+    FileInvalid,
+    Invocation,
+    Manifest,
+    RunState,
+    describe_holder,
+    lock_holder,
+    pc,
+    read_checked,
+    run_state,
+    strings,
+)
 
-#: Complete chunks hold wrong data.
+#: Complete files hold wrong data.
 EXIT_INVALID: Final = EXIT_FAILURE
 
 #: Solutions replayed by ``validate`` without ``--all``.
 DEFAULT_SAMPLE: Final = 100
 #: Problems of one kind printed before "... and N more".
 SHOW_PROBLEMS: Final = 20
+#: Invocations ``status`` lists (``--verbose``: every one).
+SHOW_INVOCATIONS: Final = 5
 #: Replays above this many run in a process pool (each takes ~10 ms).
 PARALLEL_REPLAYS: Final = 2000
-
-LIMIT_REASONS: Final = ("positions", "bytes", "time")
 
 
 def _describe(manifest: Manifest, directory: Path) -> str:
@@ -56,31 +68,34 @@ def _describe(manifest: Manifest, directory: Path) -> str:
     )
 
 
-def _coverage_lines(manifest: Manifest, found: Scan) -> tuple[list[str], tuple[DealRange, ...]]:
-    total = count(manifest.deals)
-    have = count(intersect(manifest.deals, found.covered()))
-    missing = subtract(manifest.deals, found.covered())
+def _coverage_lines(state: RunState) -> tuple[list[str], tuple[DealRange, ...]]:
+    m = state.manifest
+    total = count(m.deals)
+    have = count(intersect(m.deals, state.covered()))
+    missing = state.missing()
     pct = 100.0 * have / total if total else 100.0
-    lines = [f"coverage: {have}/{total} deals ({pct:.1f}%)"]
+    lines = [f"coverage: {have:,}/{total:,} deals ({pct:.1f}%)"]
+    parts = count(intersect(missing, [r for r, _ in state.disk.parts]))
     if missing:
-        lines.append(f"missing: {count(missing)} deals: {format_deals(missing, limit=20)}")
+        lines.append(f"missing: {count(missing):,} deals: {format_deals(missing, limit=20)}")
+    if parts:
+        lines.append(f"solved, not yet sealed into data files: {parts:,} deals in {len(state.disk.parts)} parts")
     return lines, missing
 
 
-def _chunk_lines(found: Scan) -> list[str]:
+def _file_lines(state: RunState) -> list[str]:
     lines = [
-        f"chunks: {len(found.complete)} complete, {len(found.bad)} invalid, "
-        f"{len(found.temp_files)} temporary files"
+        f"files: {len(state.sealed)} data files, {state.bytes() / 1e6:,.1f} MB; file span {state.manifest.file_deals:,} deals; "
+        f"{len(state.disk.temp_files)} temporary files"
     ]
-    for bad in found.bad:
-        lines.append(f"  invalid {bad.path.name}: {bad.reason}")
-    for other in found.other_files:
-        lines.append(f"  ignored {other.name}: not a chunk file")
+    lines += [f"  PROBLEM {p}" for p in state.problems()[:SHOW_PROBLEMS]]
+    lines += [f"  pending {p}" for p in state.unsettled()[:SHOW_PROBLEMS]]
+    lines += [f"  ignored {p}: not part of the run" for p in state.disk.strays[:SHOW_PROBLEMS]]
     return lines
 
 
 def _outcome_line(counts: Mapping[str, int], rows: int) -> str:
-    return f"rows: {rows}; " + ", ".join(f"{k} {counts.get(k, 0)}" for k in OUTCOMES)
+    return f"rows: {rows:,}; " + ", ".join(f"{k} {counts.get(k, 0):,}" for k in OUTCOMES)
 
 
 @dataclass
@@ -119,153 +134,80 @@ class Report:
         return {**self.data, "exit_code": self.exit_code}
 
 
-def _run_data(manifest: Manifest, directory: Path, found: Scan, missing: Sequence[DealRange]) -> dict[str, object]:
-    """The facts `status` and `validate` share, for `Report.to_dict`."""
+def _run_data(state: RunState, directory: Path) -> dict[str, object]:
+    """The facts `status` and `validate` share, for `Report.to_dict`: all
+    from the run's manifest, index and directory listing."""
+    m = state.manifest
+    missing = state.missing()
     return {
         "dir": str(directory),
-        "deals": format_deals(manifest.deals),
-        "config": manifest.config.to_dict(),
-        "config_hash": manifest.config_hash,
-        "deals_total": count(manifest.deals),
-        "deals_present": count(intersect(manifest.deals, found.covered())),
+        "deals": format_deals(m.deals),
+        "config": m.config.to_dict(),
+        "config_hash": m.config_hash,
+        "deals_total": count(m.deals),
+        "deals_present": count(intersect(m.deals, state.covered())),
         "missing": format_deals(missing),
         "deals_missing": count(missing),
-        "chunks": {
-            "complete": len(found.complete),
-            "invalid": [{"file": bad.path.name, "reason": bad.reason} for bad in found.bad],
-            "temporary": len(found.temp_files),
-            "ignored": sorted(other.name for other in found.other_files),
+        "files": {
+            "sealed": len(state.sealed),
+            "bytes": state.bytes(),
+            "file_deals": m.file_deals,
+            "problems": state.problems(),
+            "pending": state.unsettled(),
+            "parts": len(state.disk.parts),
+            "temporary": len(state.disk.temp_files),
+            "ignored": [str(p.relative_to(directory)) for p in state.disk.strays],
         },
-        "rows": found.rows(),
-        "outcomes": {k: found.outcome_counts().get(k, 0) for k in OUTCOMES},
-        "runs": [dataclasses.asdict(r) for r in manifest.runs],
+        "rows": state.rows(),
+        "outcomes": {k: state.outcome_counts().get(k, 0) for k in OUTCOMES},
+        "passes": m.passes,
+        "invocations": [dataclasses.asdict(h) for h in m.history],
     }
 
 
 def status(directory: Path | str) -> Report:
-    """Coverage, missing ranges and outcome counts of a run directory.
-    Exit code 0 when complete, 3 when deals are missing or chunks invalid.
-    Raises `RunDirError` (exit 2) when `directory` is not a run directory."""
+    """Coverage, missing ranges and outcome counts of a run directory, from
+    its index. Exit code 0 when complete, 3 when deals are missing or files
+    need the next run's attention. Raises `RunDirError` (exit 2) when
+    `directory` is not a run directory."""
     d = Path(directory)
-    manifest = require_run_dir(d)
-    found = scan(d, manifest.config)
-    report = Report([_describe(manifest, d)])
-    cov, missing = _coverage_lines(manifest, found)
+    state = run_state(d)
+    m = state.manifest
+    report = Report([_describe(m, d)])
+    cov, missing = _coverage_lines(state)
     report.lines += cov
-    report.lines += _chunk_lines(found)
-    report.lines.append(_outcome_line(found.outcome_counts(), found.rows()))
-    history: list[str] = []
-    if manifest.runs:
-        last = manifest.runs[-1]
-        wall = f", {last.wall_s:.1f} s" if last.wall_s is not None else ""
-        report.lines.append(f"last run: {last.status} (started {last.started_at}{wall}); {len(manifest.runs)} runs in all")
-        for i, r in enumerate(manifest.runs, start=1):
-            took = f", {r.wall_s:.1f} s" if r.wall_s is not None else ""
-            history.append(f"  run {i}: {r.status}, deals {r.deals or '-'} (started {r.started_at}{took})")
-    complete = not missing and not found.bad
+    report.lines += _file_lines(state)
+    report.lines.append(_outcome_line(state.outcome_counts(), state.rows()))
+    if m.passes:
+        report.lines.append(f"escalation passes: {len(m.passes)} (last budgets: {m.passes[-1]})")
+    holder = lock_holder(d)
+
+    def invocation(i: int, h: Invocation) -> str:
+        wall = f", {h.wall_s:.1f} s" if h.wall_s is not None else ""
+        return f"invocation {i}: {h.kind} {h.deals}: {h.status} (started {h.started_at}{wall})"
+
+    shown = m.history[-SHOW_INVOCATIONS:]
+    report.lines += [invocation(i, h) for i, h in enumerate(shown, len(m.history) - len(shown) + 1)]
+    if len(m.history) > SHOW_INVOCATIONS:
+        report.lines.append(f"  ({len(m.history)} invocations in all; --verbose lists every one)")
+    history = [invocation(i, h) for i, h in enumerate(m.history, 1)]
+    if holder is not None:
+        report.lines.append(f"running now: {describe_holder(holder)}")
+    complete = not missing and not state.problems() and not state.unsettled()
     report.lines.append("status: complete" if complete else "status: incomplete (run the same command again to resume)")
-    report.verbose_lines = [*report.lines[:-1], *history, report.lines[-1]]
+    report.verbose_lines = [
+        *(line for line in report.lines[:-1] if not line.startswith(("invocation ", "  ("))),
+        *history,
+        report.lines[-1],
+    ]
     report.exit_code = EXIT_OK if complete else EXIT_INCOMPLETE
-    report.data = {"command": "status", **_run_data(manifest, d, found, missing), "status": "complete" if complete else "incomplete"}
+    report.data = {
+        "command": "status",
+        **_run_data(state, d),
+        "running": holder,
+        "status": "complete" if complete else "incomplete",
+    }
     return report
-
-
-# ---------------------------------------------------------------------------
-# Row invariants
-# ---------------------------------------------------------------------------
-
-Row = Mapping[str, object]
-
-
-def row_problems(row: Row, config: RunConfig) -> list[str]:
-    """What is wrong with one result row, as messages naming deal and cells.
-
-    >>> from jobs.config import build_config
-    >>> row_problems({"deal_number": 5, "cells": 4, "variant": "freecell", "move_rule": "product",
-    ...               "outcome": "unsolvable", "solution": "3a", "limit_reason": None,
-    ...               "solution_length_single": None, "solution_length_multi": None, "error": None,
-    ...               "positions_expanded": 9, "positions_stored": 9, "peak_bytes": 1, "elapsed_s": 0.1,
-    ...               "min_cells": None}, build_config())
-    ['deal 5 with 4 cells: unsolvable but has a solution']
-    """
-    out: list[str] = []
-    where = f"deal {row['deal_number']} with {row['cells']} cells"
-    outcome = row["outcome"]
-    v = config.variant
-    if row["variant"] != v.name:
-        out.append(f"{where}: variant {row['variant']!r}, the run's is {v.name!r}")
-    if row["move_rule"] != v.move_rule:
-        out.append(f"{where}: move rule {row['move_rule']!r}, the run's is {v.move_rule!r}")
-    if outcome not in OUTCOMES:
-        return [*out, f"{where}: unknown outcome {outcome!r}"]
-    solution, single, multi = row["solution"], row["solution_length_single"], row["solution_length_multi"]
-    if outcome == "solved":
-        if not isinstance(solution, str) or not solution.strip():
-            out.append(f"{where}: solved but has no solution")
-        elif multi != len(solution.split()):
-            out.append(f"{where}: solution has {len(solution.split())} moves but solution_length_multi is {multi}")
-        if not isinstance(single, int) or not isinstance(multi, int) or single < multi:
-            out.append(f"{where}: solution lengths single={single} multi={multi} (need single >= multi)")
-    else:
-        if solution is not None:
-            out.append(f"{where}: {outcome} but has a solution")
-        if single is not None or multi is not None:
-            out.append(f"{where}: {outcome} but has solution lengths")
-    if outcome == "limit":
-        if row["limit_reason"] not in LIMIT_REASONS:
-            out.append(f"{where}: limit without a reason in {', '.join(LIMIT_REASONS)} ({row['limit_reason']!r})")
-    elif row["limit_reason"] is not None:
-        out.append(f"{where}: {outcome} but has limit_reason {row['limit_reason']!r}")
-    if outcome == "error":
-        if not row["error"]:
-            out.append(f"{where}: error without a message")
-    elif row["error"] is not None:
-        out.append(f"{where}: {outcome} but has error {row['error']!r}")
-    for name in ("positions_expanded", "positions_stored", "peak_bytes"):
-        value = row[name]
-        if not isinstance(value, int) or value < 0:
-            out.append(f"{where}: {name} is {value!r}")
-    elapsed = row["elapsed_s"]
-    if not isinstance(elapsed, float | int) or not math.isfinite(elapsed) or elapsed < 0:
-        out.append(f"{where}: elapsed_s is {elapsed!r}")
-    if not config.min_cells and row["min_cells"] is not None:
-        out.append(f"{where}: min_cells {row['min_cells']} in a run that did not ask for it")
-    return out
-
-
-def deal_problems(deal: int, rows: Sequence[Row], config: RunConfig) -> list[str]:
-    """What is wrong across one deal's rows: more cells can never lose a
-    deal fewer cells win; in min-cells runs every row carries the same
-    `min_cells`, which is the smallest count solved, with every smaller one
-    (from the variant's dealt cells up) present and proved unsolvable."""
-    out: list[str] = []
-    by_cells = {int(str(r["cells"])): r["outcome"] for r in rows}
-    solved = [k for k, o in by_cells.items() if o == "solved"]
-    unsolvable = [k for k, o in by_cells.items() if o == "unsolvable"]
-    if solved and unsolvable and max(unsolvable) > min(solved):
-        out.append(
-            f"deal {deal}: solved with {min(solved)} cells but unsolvable with {max(unsolvable)} "
-            "(more cells cannot lose a deal)"
-        )
-    if not config.min_cells:
-        return out
-    values = {r["min_cells"] for r in rows}
-    if len(values) != 1:
-        return [*out, f"deal {deal}: rows disagree on min_cells ({sorted(map(str, values))})"]
-    m = values.pop()
-    lo = config.cells[0]
-    if m is None:
-        stopped = any(o in ("limit", "error") for o in by_cells.values())
-        if not stopped and not (unsolvable and len(unsolvable) == len(by_cells) and max(by_cells) == config.max_cells):
-            out.append(f"deal {deal}: min_cells is null but the rows neither stop at a limit nor exhaust {config.max_cells} cells")
-        return out
-    k_min = int(str(m))
-    if by_cells.get(k_min) != "solved":
-        out.append(f"deal {deal}: min_cells {k_min} but that row is {by_cells.get(k_min, 'missing')}")
-    for k in range(lo, k_min):
-        if by_cells.get(k) != "unsolvable":
-            out.append(f"deal {deal}: min_cells {k_min} but {k} cells is {by_cells.get(k, 'missing')}, not unsolvable")
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -306,21 +248,89 @@ def replay_all(jobs: Sequence[ReplayJob], variant: Mapping[str, object], workers
     return problems
 
 
-class _Reservoir:
-    """A uniform sample of `k` items from a stream, reproducible by seed."""
+class Replayer:
+    """Replays solutions as they stream by, in bounded memory: every one
+    (`every`: one row group's solutions at a time, in a process pool when
+    there are many), or a uniform sample of `sample` drawn by reservoir
+    sampling over row positions (Li's "Algorithm L": only the sampled rows
+    become Python objects). Reproducible by `seed`.
 
-    def __init__(self, k: int | None, seed: int) -> None:
-        self.k, self.rng, self.seen = k, random.Random(seed), 0
+    >>> import pyarrow as pa
+    >>> t = pa.table({"deal_number": [1, 2], "cells": [4, 4], "solution": ["x", "y"], "solution_length_multi": [1, 1]})
+    >>> r = Replayer({}, every=False, sample=1, seed=0)
+    >>> r.feed(t); r.seen, len(r.items)
+    (2, 1)
+    """
+
+    def __init__(self, variant: Mapping[str, object], *, every: bool, sample: int, seed: int, workers: int | None = None) -> None:
+        self.variant, self.every, self.k = variant, every, max(0, sample)
+        self.rng = random.Random(seed)
+        self.workers = workers or os.cpu_count() or 1
+        self.seen = self.replayed = 0
         self.items: list[ReplayJob] = []
+        self.problems: list[str] = []
+        self.pool: ProcessPoolExecutor | None = None
+        self._w = 0.0
+        self._next = 0  # 1-based position of the next row to sample, once the reservoir is full
 
-    def add(self, item: ReplayJob) -> None:
-        self.seen += 1
-        if self.k is None or len(self.items) < self.k:
-            self.items.append(item)
+    def _skip(self) -> None:
+        self._w *= math.exp(math.log(self.rng.random() or 1e-300) / self.k)
+        self._next += math.floor(math.log(self.rng.random() or 1e-300) / math.log(1 - self._w)) + 1
+
+    @staticmethod
+    def _job(t: pa.Table, j: int) -> ReplayJob:
+        multi = t.column("solution_length_multi")[j].as_py()
+        return (int(t.column("deal_number")[j].as_py()), int(t.column("cells")[j].as_py()), str(t.column("solution")[j].as_py()), multi)
+
+    def feed(self, solved: pa.Table) -> None:
+        """Takes the solved rows of one row group (deal_number, cells, solution, solution_length_multi)."""
+        n = solved.num_rows
+        if self.every:
+            jobs = [self._job(solved, j) for j in range(n)]
+            self.seen += n
+            self._replay(jobs)
             return
-        j = self.rng.randrange(self.seen)
-        if j < self.k:
-            self.items[j] = item
+        start = self.seen
+        self.seen += n
+        j = 0
+        while len(self.items) < self.k and j < n:
+            self.items.append(self._job(solved, j))
+            j += 1
+            if len(self.items) == self.k:
+                self._w = math.exp(math.log(self.rng.random() or 1e-300) / self.k)
+                self._next = start + j
+                self._skip()
+        while self.k and len(self.items) == self.k and self._next <= self.seen:
+            self.items[self.rng.randrange(self.k)] = self._job(solved, self._next - start - 1)
+            self._skip()
+
+    def _replay(self, jobs: Sequence[ReplayJob]) -> None:
+        self.replayed += len(jobs)
+        if len(jobs) < PARALLEL_REPLAYS or self.workers < 2:
+            self.problems += _replay_batch(jobs, self.variant)
+            return
+        if self.pool is None:
+            # spawn: the parent holds Arrow threads, which fork does not copy safely.
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        size = max(1, len(jobs) // (self.workers * 8))
+        batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+        for found in self.pool.map(_replay_batch, batches, [self.variant] * len(batches)):
+            self.problems += found
+
+    def finish(self) -> list[str]:
+        """Replays the sample (if sampling) and returns every problem found."""
+        try:
+            if not self.every and self.items:
+                self._replay(self.items)
+                self.items = []
+        finally:
+            self.close()
+        return self.problems
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
 
 
 # ---------------------------------------------------------------------------
@@ -338,88 +348,69 @@ def _problem_lines(title: str, problems: Sequence[str], show: int | None = SHOW_
     return lines
 
 
-def _rows_by_deal(rows: Iterable[Row]) -> dict[int, list[Row]]:
-    out: dict[int, list[Row]] = collections.defaultdict(list)
-    for r in rows:
-        out[int(str(r["deal_number"]))].append(r)
-    return out
-
-
 def validate(directory: Path | str, *, replay_every: bool = False, sample: int = DEFAULT_SAMPLE, seed: int = 0) -> Report:
     """Checks a run directory; see the module docstring. Exit code 0 when
-    complete and valid; 3 when deals are missing or chunks are invalid (the
-    next run recomputes them); 1 when complete chunks hold wrong data
-    (duplicates, broken invariants, rejected solutions). Raises `RunDirError`
-    (exit 2) when `directory` is not a run directory."""
+    complete and valid; 3 when deals are missing (the next run computes
+    them); 1 when files hold wrong data or do not match the index (a file
+    changed, two files overlap, broken invariants, rejected solutions).
+    Raises `RunDirError` (exit 2) when `directory` is not a run directory."""
     d = Path(directory)
-    manifest = require_run_dir(d)
-    config = manifest.config
-    row_issues: list[str] = []
-    sampler = _Reservoir(None if replay_every else max(0, sample), seed)
-    engines: collections.Counter[str] = collections.Counter()
-
-    def visit(info: ChunkInfo, table: pa.Table) -> None:
-        engines[info.metadata["fca.engine_version"]] += 1
-        rows = table.to_pylist()
-        for r in rows:
-            row_issues.extend(f"{info.path.name}: {p}" for p in row_problems(r, config))
-            if r["outcome"] == "solved" and isinstance(r["solution"], str):
-                sampler.add((int(r["deal_number"]), int(r["cells"]), r["solution"], r["solution_length_multi"]))
-        for deal, group in _rows_by_deal(rows).items():
-            row_issues.extend(f"{info.path.name}: {p}" for p in deal_problems(deal, group, config))
-
-    found = scan(d, config, visit=visit)
-    report = Report([_describe(manifest, d)])
-    cov, missing = _coverage_lines(manifest, found)
+    state = run_state(d)
+    m = state.manifest
+    config = m.config
+    replayer = Replayer(config.variant.as_dict(), every=replay_every, sample=sample, seed=seed)
+    file_issues: list[str] = []
+    rows = 0
+    try:
+        for e in state.sealed:
+            try:
+                for t in read_checked(d / e.file, config, entry=e, columns=["deal_number", "cells", "outcome", "solution", "solution_length_multi"]):
+                    rows += t.num_rows
+                    replayer.feed(t.filter(pc.equal(strings(t.column("outcome")), "solved")))
+            except FileInvalid as err:
+                file_issues.append(f"{e.file}: {err.reason}")
+    finally:
+        replay_issues = replayer.finish()
+    report = Report([_describe(m, d)])
+    cov, missing = _coverage_lines(state)
     report.lines += cov
-    report.lines += _chunk_lines(found)
-    report.lines.append(_outcome_line(found.outcome_counts(), found.rows()))
-    if len(engines) > 1:
-        report.lines.append(f"note: chunks come from {len(engines)} engine versions: {dict(engines)}")
-
-    invalid: list[str] = []
-    dups = [f"deals {a.deals} ({a.path.name}) and {b.deals} ({b.path.name}) overlap" for a, b in found.overlaps()]
-    invalid += _problem_lines("duplicates", dups)
-    invalid += _problem_lines("invariants", row_issues)
-    every = [*_problem_lines("duplicates", dups, None), *_problem_lines("invariants", row_issues, None)]
-    report.lines.append(f"invariants: {found.rows()} rows checked, {len(row_issues)} problems; duplicates: {len(dups)}")
-
-    replay_issues = replay_all(sampler.items, config.variant.as_dict()) if sampler.items else []
-    what = "every" if replay_every else f"a sample of {len(sampler.items)} of the"
+    report.lines += _file_lines(state)
+    report.lines.append(_outcome_line(state.outcome_counts(), state.rows()))
+    file_problems = [*state.problems(), *file_issues]
+    invalid = _problem_lines("files", file_problems)
+    every = _problem_lines("files", file_problems, None)
+    report.lines.append(f"checked: {len(state.sealed)} files, {rows:,} rows read and checked, {len(file_issues)} files refused")
+    what = "every one of the" if replay_every else f"a sample of {replayer.replayed} of the"
     report.lines.append(
-        f"replay: {what} {sampler.seen} solutions replayed through analyzer.verifier, {len(replay_issues)} rejected"
+        f"replay: {what} {replayer.seen:,} solutions read replayed through analyzer.verifier, {len(replay_issues)} rejected"
     )
     invalid += _problem_lines("replay", replay_issues)
     every += _problem_lines("replay", replay_issues, None)
     verbose = [*report.lines, *every]
     report.lines += invalid
-
     if invalid:
-        report.lines.append("result: INVALID (exit 1): complete chunks hold wrong data (see PROBLEM lines)")
-        report.exit_code = EXIT_INVALID
-    elif missing or found.bad:
-        why = []
-        if found.bad:
-            why.append(f"{len(found.bad)} invalid chunks")
-        if missing:
-            why.append(f"{count(missing)} deals missing")
         report.lines.append(
-            f"result: incomplete (exit 3): {', '.join(why)}; the next run with the same command recomputes them"
+            "result: INVALID (exit 1): the run's files hold wrong data (see PROBLEM lines); remove the files named "
+            "there and run the same command again to solve their deals anew"
+        )
+        report.exit_code = EXIT_INVALID
+    elif missing or state.unsettled():
+        report.lines.append(
+            f"result: incomplete (exit 3): {count(missing):,} deals missing, {len(state.unsettled())} files to settle; "
+            "the next run with the same command computes and checks them"
         )
         report.exit_code = EXIT_INCOMPLETE
     else:
         report.lines.append("result: valid and complete")
     report.verbose_lines = [*verbose, report.lines[-1]]
-    result = "invalid" if invalid else "incomplete" if (missing or found.bad) else "valid"
+    result = "invalid" if invalid else "incomplete" if (missing or state.unsettled()) else "valid"
     report.data = {
         "command": "validate",
-        **_run_data(manifest, d, found, missing),
-        "engine_versions": dict(engines),
-        "invariants": {"rows_checked": found.rows(), "problems": row_issues},
-        "duplicates": dups,
+        **_run_data(state, d),
+        "checked": {"files": len(state.sealed), "rows": rows, "refused": file_issues},
         "replay": {
-            "solutions": sampler.seen,
-            "replayed": len(sampler.items),
+            "solutions": replayer.seen,
+            "replayed": replayer.replayed,
             "every": replay_every,
             "rejected": replay_issues,
         },

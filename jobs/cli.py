@@ -1,8 +1,8 @@
-"""The ``run``, ``status`` and ``validate`` subcommands, registered into the
-main parser by `analyzer.cli` (docs/DESIGN.md, "Subcommands and where they
-live") and built with `analyzer.cliframe`: each handler returns the exit
-code and raises `analyzer.errors.AnalyzerError` for user mistakes (one line,
-exit 2).
+"""The ``run``, ``status``, ``validate`` and ``plan`` subcommands, registered
+into the main parser by `analyzer.cli` (docs/DESIGN.md, "Subcommands and
+where they live") and built with `analyzer.cliframe`: each handler returns
+the exit code and raises `analyzer.errors.AnalyzerError` for user mistakes
+(one line, its exit code).
 
 Nothing here imports Ray; ``run`` does so when it starts.
 """
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 from analyzer.cliframe import add_json_option, add_subcommand, add_verbosity_options, count_option
 from analyzer.errors import EXIT_FAILURE, EXIT_OK
 
+from . import plan
 from .check import DEFAULT_SAMPLE, SHOW_PROBLEMS, status, validate
 from .run import RUN_DESCRIPTION, RUN_EXAMPLES, RUN_NOTES, add_run_arguments, handle_run
 
@@ -24,24 +25,38 @@ if TYPE_CHECKING:
     from analyzer.cliframe import Subparsers
 
 STATUS_DESCRIPTION: Final = """\
-Report what a run directory holds: coverage, missing deal ranges, chunk
-files, outcome counts and the last run.
+Report what a run directory holds, from its index and a listing of its
+directories alone (no data file is opened, so it answers at once whatever
+the run's size): coverage, missing deal ranges, files, outcome counts, the
+invocations and who holds the run now.
 
 Exit 0 when every deal the run was asked for has its rows; 3 when deals are
-missing or chunk files are invalid (run the same `run` command again to
-resume); 2 when DIR is not a run directory (no run.json)."""
+missing or files wait for the next run to settle them (run the same `run`
+command again to resume); 2 when DIR is not a run directory (no
+_run/run.json)."""
 
 VALIDATE_DESCRIPTION: Final = """\
-Check a run directory: coverage, duplicate deals, schema, one configuration,
-row invariants, and solutions replayed through the independent verifier (a
+Check a run directory: every data file read through the one checked reader
+(its sha256 against the run's index, page checksums, metadata, schema,
+configuration, every deal present once, the row invariants), no two files
+overlapping, and solutions replayed through the independent verifier (a
 sample, or --all). A published dataset (publish's output) is checked
-against its checksums, card and datapackage instead.
+against its checksums, card and datapackage instead, replaying --sample N
+solutions or --all.
 
-Exit 0 when complete and valid; 1 when complete chunks hold wrong data
-(duplicate deals, broken invariants, a solution the verifier rejects); 3
-when deals are missing or chunk files are truncated, corrupt or of another
-configuration (the next `run` recomputes them); 2 when DIR is not a run
-directory (no run.json)."""
+Exit 0 when complete and valid; 1 when files hold wrong data (changed since
+written, overlapping, broken invariants, a solution the verifier rejects;
+for a published dataset: any problem found); 3 when deals are missing or
+files wait for the next `run` to settle them; 2 when DIR is neither a run
+directory (no _run/run.json) nor a dataset."""
+
+PLAN_DESCRIPTION: Final = """\
+Solve a random sample of DEALS here (one core, seeded) under the run's
+configuration and estimate what `run DEALS` would cost: core-hours, wall
+time on N cores, output bytes, file count, deals/s per core. It says how
+the sample was drawn.
+
+Exit 0 when the estimate is printed; 2 for bad DEALS or options."""
 
 
 def handle_status(args: argparse.Namespace) -> int:
@@ -61,7 +76,7 @@ def handle_validate(args: argparse.Namespace) -> int:
     from reports.publish import is_dataset, validate_dataset
 
     if is_dataset(Path(args.dir)):
-        problems = validate_dataset(Path(args.dir))
+        problems = validate_dataset(Path(args.dir), replay=args.sample, replay_all=args.all, seed=args.seed)
         code = EXIT_FAILURE if problems else EXIT_OK
         if args.json:
             doc = {
@@ -90,7 +105,7 @@ def handle_validate(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Subparsers) -> None:
-    """Adds ``run``, ``status`` and ``validate`` to the main parser."""
+    """Adds ``run``, ``status``, ``validate`` and ``plan`` to the main parser."""
     p = add_subcommand(
         subparsers,
         "run",
@@ -114,25 +129,26 @@ def register(subparsers: Subparsers) -> None:
             freecell-analyzer status runs/ms32k --quiet || echo "not complete yet"
         """,
     )
-    p.add_argument("dir", metavar="DIR", help="run directory (with run.json)")
-    add_json_option(p, "the status (coverage, missing deals, chunks, outcome counts, every run)")
+    p.add_argument("dir", metavar="DIR", help="run directory (with _run/run.json)")
+    add_json_option(p, "the status (coverage, missing deals, files, outcome counts, every invocation)")
     add_verbosity_options(
-        p, quiet="print only the status line", verbose="also list every run of the directory's history"
+        p, quiet="print only the status line", verbose="also list every invocation of the directory's history"
     )
 
     p = add_subcommand(
         subparsers,
         "validate",
         handler=handle_validate,
-        summary="check a run directory: coverage, duplicates, schema, invariants, replayed solutions",
+        summary="check a run directory: coverage, checksums, invariants, replayed solutions",
         description=VALIDATE_DESCRIPTION,
         examples="""
             freecell-analyzer validate runs/ms32k
             freecell-analyzer validate runs/ms32k --sample 1000
             freecell-analyzer validate runs/ms32k --all --json > validate.json
+            freecell-analyzer validate datasets/ms32k/1.0.0 --all
         """,
     )
-    p.add_argument("dir", metavar="DIR", help="run directory (with run.json) or published dataset")
+    p.add_argument("dir", metavar="DIR", help="run directory (with _run/run.json) or published dataset")
     p.add_argument("--all", action="store_true", help="replay every solution (default: a sample)")
     p.add_argument(
         "--sample",
@@ -148,6 +164,19 @@ def register(subparsers: Subparsers) -> None:
         quiet="print only the result line",
         verbose=f"print every PROBLEM line (by default the first {SHOW_PROBLEMS} of each kind)",
     )
+
+    p = add_subcommand(
+        subparsers,
+        "plan",
+        handler=plan.handler,
+        summary="estimate a run's core-hours, wall time, output bytes and files from a sample it solves",
+        description=PLAN_DESCRIPTION,
+        examples="""
+            freecell-analyzer plan 1-8589934591 --cores 512
+            freecell-analyzer plan 1-1000000 --cells 3 --sample 2000
+        """,
+    )
+    plan.add_arguments(p)
 
 
 __all__ = ["handle_status", "handle_validate", "register"]

@@ -2,14 +2,18 @@
 ``python -m jobs.run DEALS --out DIR`` (for ``ray job submit --working-dir .
 -- python -m jobs.run ...``).
 
-It cuts the deals still missing from DIR into contiguous chunks and runs one
-Ray task per chunk, at most ``--max-in-flight`` at a time (``ray.wait``).
-Each task writes its own chunk file atomically and returns a small summary,
-so finished chunks survive a killed driver, and running the same command
-again computes only what is missing. Tasks are retried by Ray for system
-failures only (a lost worker or node); the solver is deterministic, so its
-own errors become ``error`` rows instead (Ray's "patterns and anti-patterns":
-coarse tasks, bounded work in flight, memory as a resource).
+It takes the run directory's lock and records the configuration and this
+invocation before Ray starts, then streams the deals still missing from DIR
+as file-sized units (`jobs.runformat.file_units`), each cut into solving
+tasks of a few seconds; at most ``--max-in-flight`` tasks run at a time
+(``ray.wait``). Each task writes its rows as a part; when a unit's parts are
+all there, a sealing task merges them into the unit's data file and the
+driver indexes it. Finished parts and files survive a killed driver, so the
+same command again computes only what is missing. Tasks are retried by Ray
+for system failures only (a lost worker or node); the solver is
+deterministic, so its own errors become ``error`` rows instead (Ray's
+"patterns and anti-patterns": coarse tasks, bounded work in flight, memory
+as a resource). ``--retry-limits`` runs an escalation pass instead.
 
 Without ``--address`` (or ``RAY_ADDRESS``) Ray starts on this machine with
 all its cores; with one, the run joins that cluster, where ``--out`` must be
@@ -23,13 +27,18 @@ import collections
 import io
 import json
 import logging
+import math
 import os
+import re
+import signal
+import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, cast
 
 from analyzer._api import MOVE_RULES
 from analyzer.cliframe import (
@@ -37,10 +46,12 @@ from analyzer.cliframe import (
     add_verbosity_options,
     count_option,
     dispatch,
+    excerpt,
     option,
     parse_cell_count,
     parse_cell_range,
     parse_count,
+    parse_int,
     parse_move_rule,
     parse_seconds,
     parse_size,
@@ -52,24 +63,55 @@ from analyzer.errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
     AnalyzerError,
+    StorageError,
+    UsageError,
+    storage_error,
 )
 from analyzer.schema import OUTCOMES
 
-from .chunks import scan
 from .config import Provenance, RunConfig, build_config
-from .errors import ConfigError
-from .ranges import DealRange, count, format_deals, parse_deals, split_chunks, subtract
-from .rundir import Manifest, RunRecord, check_output_dir, merged_deals, now_iso, write_manifest
-from .task import SHIP_HINT, ChunkSummary, EngineUnavailableError, run_chunk
+from .errors import ConfigError, RunDirError
+from .ranges import DealRange, count, format_deals, intersect, merge, parse_deals, split_chunks, subtract
+from .runformat import (
+    CONTROL_DIR,
+    PARTITION_DEALS,
+    FileEntry,
+    FileInvalid,
+    IndexWriter,
+    Invocation,
+    Manifest,
+    RunLock,
+    RunState,
+    check_file,
+    check_file_deals,
+    default_file_deals,
+    describe_config_difference,
+    describe_holder,
+    file_units,
+    is_temp,
+    legacy_message,
+    limits_dict,
+    list_disk,
+    load_manifest,
+    now_iso,
+    rewrite_index,
+    run_state,
+    write_manifest,
+)
+from .task import SHIP_HINT, EngineUnavailableError, SealResult, TaskSummary, retry_file, run_part, seal_unit
 
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-#: 1000 deals is a few seconds of solving at the default limits: coarse
-#: enough that Ray's per-task cost (~10 ms) is noise, fine enough that a
-#: lost chunk or a resumed run redoes little.
-DEFAULT_CHUNK_SIZE: Final = 1000
+#: Most rows one solving task computes: 10,000 deals at 4 cells is about
+#: three seconds of one core (MS 1..1,000,000 ran at 3,700 deals/s per core),
+#: so Ray's per-task cost (~10 ms) is noise and a lost task redoes little.
+MAX_TASK_ROWS: Final = 10_000
+#: Seconds `--address` gets to accept a connection (then ray.init 30 s more).
+CONNECT_TIMEOUT: Final = 10.0
 DEFAULT_STALL_TIMEOUT: Final = 3600.0
 DEFAULT_PROGRESS_INTERVAL: Final = 30.0
 #: Ray's per-task retry budget for system failures (lost worker or node).
@@ -79,9 +121,13 @@ log = logging.getLogger("jobs.run")
 
 RUN_DESCRIPTION: Final = """\
 Solve Microsoft deals DEALS on Ray (started here with all cores, or the
-cluster at --address / $RAY_ADDRESS), one Parquet file per chunk of deals in
-DIR/chunks. Re-running the same command resumes: complete chunks are kept,
-the rest is computed.
+cluster at --address / $RAY_ADDRESS) into the run directory DIR: Parquet
+data files of --file-deals deals under DIR/deal_block=K/, solved in tasks
+of --task-deals deals. The lock and the configuration are taken and
+recorded in DIR/_run before Ray starts. Re-running the same command
+resumes: sealed files and finished tasks' parts are kept, the rest is
+computed. --retry-limits re-solves only the limit rows of the run in DIR
+with the larger limits given (an escalation pass).
 
 Numbers take the digits 0-9 only. Limits: positions with K, M, G, T
 (powers of 1000: 2M, 1.5M), bytes with K, M, G, T (powers of 1024: 512M,
@@ -90,36 +136,77 @@ Numbers take the digits 0-9 only. Limits: positions with K, M, G, T
 
 Exit 0 when every deal of DEALS has its rows in DIR; 1 when Ray cannot run
 the solver (e.g. the engine is missing on a worker) or a task fails with a
-bug; 2 for bad DEALS or options, an output path that is a file, or a
-directory of another configuration (nothing is written); 3 when chunks are
-lost after retries or no chunk finishes for --stall-timeout seconds (run
-the same command again); 130 when interrupted (finished chunks are kept).
-With --json the final summary is one JSON object on stdout (see README,
-"Machine-readable output")."""
+bug; 2 for bad DEALS or options, an output path that is a file, a directory
+of another configuration (nothing is written), another driver holding DIR
+(its PID and host are named), a Ray cluster at --address that does not
+answer within 10 s (+30 s for ray.init), or a DIR that cannot be written
+(read-only, no permission); 3 when tasks are lost after retries, no task
+finishes for --stall-timeout seconds, or the disk fills (run the same
+command again); 130 when interrupted, 143 when terminated (SIGTERM): the
+finished work is kept. With --json the final summary is one JSON object on
+stdout (see README, "Machine-readable output")."""
 
 RUN_EXAMPLES: Final = """\
 freecell-analyzer run 1-32000 --out runs/ms32k
 freecell-analyzer run 1-1000,5000-6000 --out runs/a --cells 0-5 --max-positions 2M
-freecell-analyzer run 1-100000 --out runs/min --min-cells --chunk-size 500
+freecell-analyzer run 1-100000 --out runs/min --min-cells
 freecell-analyzer run 1-1000000 --out /shared/ms1m --address 10.0.0.1:6379
+freecell-analyzer run 1-1000000 --out /shared/ms1m --retry-limits --max-bytes 16G --node-resource bigmem
 freecell-analyzer run 1-32000 --out runs/ms32k --quiet --json > summary.json
 ray job submit --working-dir . -- python -m jobs.run 1-1000000 --out /shared/ms1m"""
 
 RUN_NOTES: Final = """\
 On a cluster, --out must be on storage that every node mounts at the same
-path (the tasks write the chunk files); run the driver on a cluster node
-(ray job submit), not through a ray:// client."""
+path (the tasks write the parts and data files); run the driver on a
+cluster node (ray job submit), not through a ray:// client."""
 
-#: Bounds of the execution options: a chunk's rows are held in memory by
-#: one task (a million rows is several hundred MB), and each task in flight
-#: is an object reference on the driver.
-MAX_CHUNK_SIZE: Final = 1_000_000
+#: Bounds of the execution options: a task's rows are held in memory by
+#: one worker (a million rows is several hundred MB), and each task in
+#: flight is an object reference on the driver.
+MAX_TASK_DEALS: Final = 1_000_000
 MAX_IN_FLIGHT: Final = 100_000
+#: A Ray resource name, as ``ray start --resources`` takes it.
+_RESOURCE_NAME: Final = re.compile(r"[A-Za-z0-9_.:/-]{1,100}", re.ASCII)
 
 
 # ---------------------------------------------------------------------------
 # Options
 # ---------------------------------------------------------------------------
+
+
+def parse_file_deals(text: str) -> int:
+    """``--file-deals``: deals per data file, a divisor of the partition
+    (10^8 deals), so that no file crosses a ``deal_block`` directory.
+
+    >>> parse_file_deals("1000000"), parse_file_deals("1000")
+    (1000000, 1000)
+    >>> parse_file_deals("7")
+    Traceback (most recent call last):
+    ...
+    analyzer.errors.UsageError: '7': deals per file must divide 100,000,000 (e.g. 1000000, 100000 or 1000)
+    """
+    n = parse_int(text, "deals per file", 1, PARTITION_DEALS)
+    if PARTITION_DEALS % n:
+        raise UsageError(f"{excerpt(text)}: deals per file must divide {PARTITION_DEALS:,} (e.g. 1000000, 100000 or 1000)")
+    return n
+
+
+def parse_resource_name(text: str) -> str:
+    """``--node-resource``: a Ray custom resource name (letters, digits and
+    ``_ . : / -``, at most 100 characters).
+
+    >>> parse_resource_name("bigmem")
+    'bigmem'
+    """
+    if _RESOURCE_NAME.fullmatch(text) is None:
+        raise UsageError(
+            f"{excerpt(text)} is not a Ray resource name: letters, digits and _ . : / - only, at most 100 characters"
+        )
+    return text
+
+
+def _seconds_or_zero(text: str) -> float:
+    return parse_seconds(text, allow_zero=True)
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -165,28 +252,43 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     lim.add_argument("--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="seconds per search (default: none)")
     ray_ = p.add_argument_group("execution")
     ray_.add_argument(
-        "--chunk-size",
-        type=count_option("deals", 1, MAX_CHUNK_SIZE),
+        "--task-deals",
+        type=count_option("deals", 1, MAX_TASK_DEALS),
         metavar="N",
-        help=f"deals per task and file, 1..{MAX_CHUNK_SIZE:,} (default: {DEFAULT_CHUNK_SIZE}, or the run's)",
+        help=f"deals per task, 1..{MAX_TASK_DEALS:,} (default: sized so every CPU gets about four tasks, at most {MAX_TASK_ROWS:,} rows)",
+    )
+    ray_.add_argument(
+        "--file-deals",
+        type=option(parse_file_deals, "deals per file"),
+        metavar="N",
+        help="deals per data file, a divisor of 10^8 (default: 1000000, 100000 with several rows per deal; fixed when the run is created)",
     )
     ray_.add_argument("--address", metavar="A", help="Ray cluster to join (default: $RAY_ADDRESS, else start Ray here)")
+    ray_.add_argument(
+        "--retry-limits", action="store_true", help="re-solve only the limit rows of the run in DIR, with the (larger) limits given"
+    )
+    ray_.add_argument(
+        "--node-resource",
+        type=option(parse_resource_name, "resource"),
+        metavar="NAME",
+        help="with --retry-limits: run only on Ray nodes that have this custom resource",
+    )
     ray_.add_argument(
         "--max-in-flight",
         type=count_option("tasks", 1, MAX_IN_FLIGHT),
         metavar="N",
-        help="tasks submitted at once (default: 2 x CPUs)",
+        help=f"tasks submitted at once, 1..{MAX_IN_FLIGHT:,} (default: 2 x CPUs)",
     )
     ray_.add_argument(
         "--stall-timeout",
-        type=option(lambda t: parse_seconds(t, allow_zero=True), "seconds"),
+        type=option(_seconds_or_zero, "seconds"),
         default=DEFAULT_STALL_TIMEOUT,
         metavar="S",
-        help=f"give up (exit 3) when no chunk finishes for S seconds; 0 = never (default: {DEFAULT_STALL_TIMEOUT:g})",
+        help=f"give up (exit 3) when no task finishes for S seconds; 0 = never (default: {DEFAULT_STALL_TIMEOUT:g})",
     )
     ray_.add_argument(
         "--progress-interval",
-        type=option(lambda t: parse_seconds(t, allow_zero=True), "seconds"),
+        type=option(_seconds_or_zero, "seconds"),
         default=DEFAULT_PROGRESS_INTERVAL,
         metavar="S",
         help=f"seconds between progress lines when stderr is not a terminal; 0 = only at the end (default: {DEFAULT_PROGRESS_INTERVAL:g})",
@@ -196,7 +298,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     add_verbosity_options(
         out,
         quiet="no progress or information lines on stderr: only errors (and the summary with --json)",
-        verbose="also a line on stderr for every chunk that finishes",
+        verbose="also a line on stderr for every task that finishes",
     )
     p.add_argument("--fail-deals", metavar="LIST", type=option(parse_deals, "deals"), help=argparse.SUPPRESS)
 
@@ -208,13 +310,17 @@ class RunOptions:
     deals: tuple[DealRange, ...]
     out: Path
     config: RunConfig
-    chunk_size: int | None = None
+    task_deals: int | None = None
+    file_deals: int | None = None
     address: str | None = None
+    retry_limits: bool = False
+    node_resource: str | None = None
+    connect_timeout: float = CONNECT_TIMEOUT
     max_in_flight: int | None = None
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
     command: list[str] = field(default_factory=lambda: list(sys.argv))
-    #: -1 quiet (errors only on stderr), 0 normal, 1 a line per chunk.
+    #: -1 quiet (errors only on stderr), 0 normal, 1 a line per task.
     verbosity: int = 0
 
 
@@ -226,6 +332,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
     """Validates parsed ``run`` arguments; raises `AnalyzerError` subclasses
     whose message names the bad input."""
     deals: tuple[DealRange, ...] = args.deals
+    if args.node_resource is not None and not args.retry_limits:
+        raise UsageError("run: --node-resource needs --retry-limits")
     fail: list[int] = []
     if args.fail_deals:
         fr: tuple[DealRange, ...] = args.fail_deals
@@ -247,8 +355,11 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         deals=deals,
         out=Path(args.out),
         config=config,
-        chunk_size=args.chunk_size,
+        task_deals=args.task_deals,
+        file_deals=args.file_deals,
         address=args.address,
+        retry_limits=args.retry_limits,
+        node_resource=args.node_resource,
         max_in_flight=args.max_in_flight,
         stall_timeout=args.stall_timeout,
         progress_interval=args.progress_interval,
@@ -334,7 +445,7 @@ class Progress:
 # Ray
 # ---------------------------------------------------------------------------
 
-ErrorKind = Literal["environment", "system", "application"]
+ErrorKind = Literal["environment", "storage", "system", "application"]
 
 
 def classify_failure(exc: BaseException) -> ErrorKind:
@@ -346,10 +457,14 @@ def classify_failure(exc: BaseException) -> ErrorKind:
 
     if isinstance(exc, EngineUnavailableError | ImportError | rex.RuntimeEnvSetupError):
         return "environment"
+    if isinstance(exc, StorageError):
+        return "storage"
     if isinstance(exc, rex.RayTaskError):
         cause = exc.cause
         if isinstance(cause, EngineUnavailableError | ImportError):
             return "environment"
+        if isinstance(cause, StorageError) or "StorageError" in str(exc):
+            return "storage"
         text = str(exc)
         if "EngineUnavailableError" in text or "ModuleNotFoundError" in text:
             return "environment"
@@ -367,28 +482,10 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[-1] if text else ''}"
 
 
-def connect(address: str | None) -> bool:
-    """Starts or joins Ray unless this process already did (tests, notebooks).
-    Returns whether this call connected (and the caller must shut down)."""
-    import ray
-
-    if ray.is_initialized():
-        return False
-    addr = address or os.environ.get("RAY_ADDRESS") or "local"
-    kwargs: dict[str, object] = {"address": addr, "logging_level": logging.WARNING}
-    if addr == "local":
-        # "local": a new Ray on this machine with all its cores, never an
-        # unrelated cluster some other process left running here.
-        kwargs["include_dashboard"] = False
-    try:
-        ray.init(**kwargs)  # type: ignore[arg-type]
-    except (ConnectionError, ValueError) as e:
-        raise AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {e}") from e
-    return True
-
-
 @dataclass
 class _InFlight:
+    kind: Literal["solve", "seal", "retry"]
+    unit: DealRange
     deals: DealRange
     submitted: float
 
@@ -400,126 +497,399 @@ class RunOutcome:
     status: str
     exit_code: int
     deals_done: int = 0
-    chunks_done: int = 0
+    tasks_done: int = 0
+    files_sealed: int = 0
     wall_s: float = 0.0
-    summaries: list[ChunkSummary] = field(default_factory=list)
+    #: Totals over the solving tasks (the driver keeps no per-task list: a
+    #: full-range run has 860,000 tasks).
+    solve_s: float = 0.0
+    write_s: float = 0.0
     failed: list[tuple[DealRange, str]] = field(default_factory=list)
-
-    def outcome_counts(self) -> dict[str, int]:
-        """Rows by outcome over the chunks this invocation finished."""
-        counts = dict.fromkeys(OUTCOMES, 0)
-        for summary in self.summaries:
-            for k, n in summary["outcomes"].items():
-                counts[k] = counts.get(k, 0) + n
-        return counts
+    max_worker_rss: int = 0
+    task_deals: int = 0
+    #: Rows by outcome that this invocation wrote (an escalation pass: the
+    #: rows of the files it rewrote).
+    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
 
     def to_dict(self) -> dict[str, object]:
         """The ``run --json`` summary's fields that describe this invocation
         (README, "Machine-readable output").
 
-        >>> RunOutcome("complete", 0, deals_done=10, chunks_done=1, wall_s=1.5).to_dict()["outcomes"]
+        >>> RunOutcome("complete", 0, deals_done=10, tasks_done=1, wall_s=1.5).to_dict()["outcomes"]
         {'solved': 0, 'unsolvable': 0, 'limit': 0, 'error': 0}
         """
         return {
             "status": self.status,
             "exit_code": self.exit_code,
             "deals_done": self.deals_done,
-            "chunks_done": self.chunks_done,
+            "tasks_done": self.tasks_done,
+            "files_sealed": self.files_sealed,
             "wall_s": self.wall_s,
-            "outcomes": self.outcome_counts(),
+            "outcomes": dict(self.outcomes),
             "failed": [{"deals": str(r), "why": why} for r, why in self.failed],
         }
+
+
+class Terminated(BaseException):
+    """SIGTERM, turned into an exception in the driver's main thread so that
+    it ends like Ctrl-C: status ``interrupted``, finished work kept."""
+
+
+#: The signal asked to stop the driver, set by `_on_signal`, acted on by `_check_stop`.
+_stop_signal: list[int] = []
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    # Only a flag: an exception raised here could land inside Ray's compiled
+    # wait and come out as a SystemError instead.
+    _stop_signal.append(signum)
+
+
+def _catch_signals() -> None:
+    """SIGINT and SIGTERM set a flag that the driver's loop checks at least
+    once a second (installed after Ray's start, which sets handlers of its own)."""
+    if threading.current_thread() is threading.main_thread():
+        _stop_signal.clear()
+        signal.signal(signal.SIGTERM, _on_signal)
+        signal.signal(signal.SIGINT, _on_signal)
+
+
+def _check_stop() -> None:
+    if _stop_signal:
+        sig = _stop_signal[0]
+        _stop_signal.clear()
+        raise Terminated() if sig == signal.SIGTERM else KeyboardInterrupt()
+
+
+def task_size(todo_deals: int, cpus: int, config: RunConfig, asked: int | None = None) -> int:
+    """Deals per solving task: enough tasks to keep every CPU busy about four
+    times over (a 300-deal run on 2 CPUs gets 8 tasks of 38 deals), at most
+    `MAX_TASK_ROWS` rows, so a task is seconds of work and progress moves
+    in small steps, whatever the file size.
+
+    >>> from jobs.config import build_config
+    >>> task_size(300, 2, build_config()), task_size(10**7, 2, build_config()), task_size(10**7, 2, build_config(cells="0-4"))
+    (38, 10000, 2000)
+    """
+    if asked:
+        return asked
+    per = config.rows_per_deal() or 3
+    cap = max(1, MAX_TASK_ROWS // per)
+    return max(1, min(cap, math.ceil(todo_deals / (4 * max(1, cpus)))))
+
+
+def _split(r: DealRange, size: int) -> list[DealRange]:
+    return split_chunks([r], size)
+
+
+def _prepare(options: RunOptions, note: TextIO) -> tuple[RunLock, Manifest, Invocation]:
+    """Takes the lock and records the configuration and this invocation in
+    ``_run/run.json`` before any work (and before Ray starts). Raises
+    `RunDirError`, `RunLockedError` or `StorageError` with one line."""
+    out, config = options.out, options.config
+    if out.exists() and not out.is_dir():
+        raise RunDirError(f"output path {out} is a file; --out needs a directory (it is created if missing)")
+    if out.is_symlink() and not out.exists():
+        raise RunDirError(f"output path {out} is a dangling symbolic link")
+    if not out.exists():
+        legacy = None
+    else:
+        legacy = legacy_message(out)
+    if legacy:
+        raise RunDirError(legacy)
+    def foreign() -> list[str]:
+        return [p.name for p in sorted(out.iterdir()) if p.name != CONTROL_DIR and not is_temp(p.name)]
+
+    if out.is_dir() and not (out / CONTROL_DIR).exists() and foreign():
+        # refused before the lock, so that nothing is written into someone's directory
+        raise RunDirError(f"output directory {out} is not empty and not a run directory: it holds {', '.join(foreign()[:3])}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise storage_error(e, f"the run directory {out}") from e
+    lock = RunLock.acquire(out)
+    try:
+        old = load_manifest(out)
+        if old is None and foreign():
+            raise RunDirError(f"output directory {out} is not empty and not a run directory: it holds {', '.join(foreign()[:3])}")
+        if old is not None and old.config_hash != config.config_hash():
+            if options.retry_limits and old.config.to_dict() | {"limits": None} == config.to_dict() | {"limits": None}:
+                pass
+            else:
+                raise RunDirError(
+                    f"output directory {out} holds a run of another configuration "
+                    f"({describe_config_difference(old.config, config)}); "
+                    "use another --out, or the same options to resume it"
+                    + (" (--retry-limits takes new limits only)" if options.retry_limits else "")
+                )
+        if options.retry_limits and old is None:
+            raise RunDirError(f"--retry-limits needs an existing run in {out}")
+        for tmp in list_disk(out).temp_files:
+            tmp.unlink(missing_ok=True)  # ours or a killed driver's; we hold the lock
+        if old is not None and old.file_deals and options.file_deals and options.file_deals != old.file_deals:
+            raise RunDirError(f"--file-deals {options.file_deals}: the run in {out} uses {old.file_deals}")
+        base_config = old.config if old is not None else config
+        manifest = Manifest(
+            config=base_config,
+            deals=merge([*(old.deals if old else ()), *(() if options.retry_limits else options.deals)]),
+            file_deals=old.file_deals if old else check_file_deals(options.file_deals or default_file_deals(config)),
+            provenance=Provenance.current(),
+            history=list(old.history) if old else [],
+            passes=list(old.passes) if old else [],
+        )
+        for h in manifest.history:
+            if h.status == "running":
+                h.status = "killed"
+                print(
+                    f"note: the invocation started {h.started_at} ended without a final status "
+                    f"({describe_holder(lock.previous)} is gone); taking the run over",
+                    file=note,
+                )
+        record = Invocation(
+            kind="retry-limits" if options.retry_limits else "run",
+            command=list(options.command),
+            deals=format_deals(options.deals) if not options.retry_limits else "limit rows",
+            started_at=now_iso(),
+            pid=os.getpid(),
+            limits=limits_dict(config),
+        )
+        manifest.history.append(record)
+        write_manifest(out, manifest)
+    except BaseException:
+        lock.release()
+        raise
+    return lock, manifest, record
+
+
+def _reconcile(out: Path, manifest: Manifest, note: TextIO) -> RunState:
+    """Brings the index in line with the disk: data files the index lacks are
+    checked by the one reader and indexed (or deleted when bad), entries whose
+    file is gone are dropped, parts of sealed ranges are deleted."""
+    state = run_state(out, manifest)
+    changed = bool(state.lost or state.changed)
+    for e in state.lost:
+        print(f"{e.file}: listed in the index but missing on disk; its deals are solved again", file=note)
+    for e in state.changed:
+        print(f"{e.file}: changed on disk since it was written; removing it, its deals are solved again", file=note)
+        (out / e.file).unlink(missing_ok=True)
+    entries = {e.file: e for e in state.sealed}
+    for rel in state.unindexed:
+        try:
+            entry = check_file(out / rel, manifest.config)
+        except FileInvalid as e:
+            print(f"{rel}: not a valid data file of this run ({e.reason}); removing it, its deals are solved again", file=note)
+            (out / rel).unlink(missing_ok=True)
+            continue
+        if not (entry.deals.start >= 1 and all(entry.end < x.start or entry.start > x.end for x in entries.values())):
+            print(f"{rel}: overlaps another data file; removing it", file=note)
+            (out / rel).unlink(missing_ok=True)
+            continue
+        entries[rel] = entry
+        changed = True
+    for stray in state.disk.strays:
+        print(f"note: {stray} is not part of the run (ignored; readers of the directory may trip on it)", file=note)
+    if changed:
+        rewrite_index(out, entries.values())
+        state = run_state(out, manifest)
+    covered = state.covered()
+    for r, p in state.disk.parts:
+        if intersect([r], covered):
+            p.unlink(missing_ok=True)
+    return state
+
+
+def _probe_address(address: str, timeout: float) -> None:
+    """Fails fast (exit 2) when a ``host:port`` address does not accept a TCP
+    connection within `timeout` seconds, instead of Ray's minutes of retries."""
+    m = re.fullmatch(r"(?:ray://)?\[?([^\]]+?)\]?:(\d+)", address.strip())
+    if m is None:
+        return
+    host, port = m.group(1), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        why = "timed out" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        raise AnalyzerError(f"cannot reach the Ray cluster at {address} ({why}; waited at most {timeout:g} s)") from None
+
+
+def connect(address: str | None, timeout: float = CONNECT_TIMEOUT) -> bool:
+    """Starts or joins Ray unless this process already did (tests, notebooks).
+    Returns whether this call connected (and the caller must shut down).
+    Joining gives up after `timeout` seconds (exit 2)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    addr = address or os.environ.get("RAY_ADDRESS") or "local"
+    kwargs: dict[str, object] = {"address": addr, "logging_level": logging.WARNING, "log_to_driver": True}
+    if addr == "local":
+        # "local": a new Ray on this machine with all its cores, never an
+        # unrelated cluster some other process left running here.
+        kwargs["include_dashboard"] = False
+    else:
+        _probe_address(addr, timeout)
+    # Ray warns on every start that token authentication is off; a local
+    # run and a cluster that chose no token need no such line each time.
+    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+    done = threading.Event()
+
+    def watchdog() -> None:
+        if not done.wait(timeout + 30):
+            print(f"freecell-analyzer: error: the Ray cluster at {addr!r} did not answer within {timeout + 30:g} s", file=sys.stderr, flush=True)
+            os._exit(EXIT_USAGE)
+
+    if addr != "local":
+        threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        ray.init(**kwargs)  # type: ignore[arg-type]
+    except (ConnectionError, ValueError, RuntimeError) as e:
+        raise AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {str(e).strip().splitlines()[0]}") from e
+    finally:
+        done.set()
+    return True
 
 
 def run(
     options: RunOptions,
     *,
-    on_chunk: Callable[[ChunkSummary], None] | None = None,
+    on_chunk: Callable[[TaskSummary], None] | None = None,
     stream: TextIO | None = None,
 ) -> RunOutcome:
     """Runs (or resumes) a batch; returns what happened with its exit code.
 
-    Raises `AnalyzerError` subclasses, before anything is written, for a bad
-    output directory. `on_chunk` is called on the driver after each chunk
-    (tests use it to disturb a run at a known point)."""
+    Raises `AnalyzerError` subclasses (one line, exit 2) for a bad output
+    directory or a directory another driver holds, and `StorageError` when
+    the directory cannot be written. `on_chunk` is called on the driver
+    after each solving task (tests use it to disturb a run at a known point)."""
     err = stream or sys.stderr
-    # Information (start, progress, the final line) goes to `note`; errors
-    # and warnings always to `err`.
+    # Information (start, progress, notes, the final line) goes to `note`;
+    # errors and warnings always to `err`.
     note: TextIO = err if options.verbosity >= 0 else io.StringIO()
     t_start = time.monotonic()
-    started_at = now_iso()
-    out, config = options.out, options.config
-    old = check_output_dir(out, config)
-    chunk_size = options.chunk_size or (old.chunk_size if old else DEFAULT_CHUNK_SIZE)
-    provenance = Provenance.current()
-    manifest = Manifest(
-        config=config,
-        deals=merged_deals(old.deals if old else (), options.deals),
-        chunk_size=chunk_size,
-        provenance=provenance,
-        command=list(options.command),
-        runs=list(old.runs) if old else [],
-    )
-    record = RunRecord(started_at=started_at, deals=format_deals(options.deals))
-    manifest.runs.append(record)
-
+    lock, manifest, record = _prepare(options, note)
+    out = options.out
     outcome = RunOutcome("running", EXIT_OK)
 
     def finish(status: str, code: int) -> RunOutcome:
         record.finished_at = now_iso()
         record.wall_s = round(time.monotonic() - t_start, 3)
         record.status = status
-        if out.is_dir():
+        record.deals_done = outcome.deals_done
+        try:
             write_manifest(out, manifest)
+        except StorageError as e:
+            print(f"freecell-analyzer: error: {e}", file=err)
+            code = code if code != EXIT_OK else EXIT_INCOMPLETE
         outcome.status, outcome.exit_code, outcome.wall_s = status, code, record.wall_s
         return outcome
 
-    found = scan(out, config, remove_temp=True) if old else None
-    covered = found.covered() if found else ()
-    todo = split_chunks(subtract(options.deals, covered), chunk_size)
+    main = threading.current_thread() is threading.main_thread()
+    old_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    try:
+        return _drive(options, manifest, outcome, finish, on_chunk, err, note, t_start)
+    except StorageError as e:
+        print(f"freecell-analyzer: error: {e}" + ("; free space, then run the same command again to resume" if e.resumable else ""), file=err)
+        return finish("incomplete" if e.resumable else "failed", EXIT_INCOMPLETE if e.resumable else EXIT_USAGE)
+    except AnalyzerError as e:
+        print(f"freecell-analyzer: error: {e}", file=err)
+        return finish("failed", e.exit_code)
+    finally:
+        for sig, handler in old_handlers.items():
+            signal.signal(sig, handler)
+        lock.release()
+
+
+def _drive(
+    options: RunOptions,
+    manifest: Manifest,
+    outcome: RunOutcome,
+    finish: Callable[[str, int], RunOutcome],
+    on_chunk: Callable[[TaskSummary], None] | None,
+    err: TextIO,
+    note: TextIO,
+    t_start: float,
+) -> RunOutcome:
+    out, config = options.out, manifest.config
+    state = _reconcile(out, manifest, note)
+    if options.retry_limits:
+        return _retry_pass(options, manifest, state, outcome, finish, err, note, t_start)
+    covered = state.covered()
+    todo_ranges = subtract(options.deals, covered)
     total = count(options.deals)
-    done0 = total - sum(len(r) for r in todo)
-    if not todo:
+    todo_deals = count(todo_ranges)
+    parts = sorted(state.disk.parts)
+    done_parts = count(intersect(todo_ranges, [r for r, _ in parts]))
+    done0 = total - todo_deals + done_parts
+    if not todo_ranges:
         print(f"nothing to do: all {total} deals of {format_deals(options.deals)} are already in {out}", file=note)
         return finish("complete", EXIT_OK)
 
     we_connected = False
-    pending: dict[ObjectRef[ChunkSummary], _InFlight] = {}
+    pending: dict[ObjectRef[Any], _InFlight] = {}
     progress: Progress | None = None
     try:
-        we_connected = connect(options.address)
+        we_connected = connect(options.address, options.connect_timeout)
+        _catch_signals()  # after Ray's start, which installs its own handlers
         import ray
 
         _check_memory(config)
-        out.mkdir(parents=True, exist_ok=True)
-        write_manifest(out, manifest)
-        if found is not None:
-            for bad in found.bad:
-                print(f"chunk {bad.path.name} is invalid ({bad.reason}); recomputing it", file=note)
-                bad.path.unlink(missing_ok=True)
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         window = options.max_in_flight or max(2, 2 * cpus)
+        size = task_size(todo_deals - done_parts, cpus, config, options.task_deals)
+        outcome.task_deals = size
         print(
-            f"run {format_deals(options.deals)} -> {out}: {config.describe()}; "
-            f"{len(todo)} chunks of up to {chunk_size} deals to do ({done0} deals already done), "
+            f"run {format_deals(options.deals)} -> {out}: {config.describe()}; {todo_deals - done_parts} deals to do "
+            f"({done0} already done) in tasks of up to {size} deals, files of {manifest.file_deals} deals; "
             f"{cpus} CPUs, {window} tasks in flight",
             file=note,
             flush=True,
         )
-        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(run_chunk)
+        solve = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(run_part)
+        # No CPU or memory reserved for sealing: it is short and mostly I/O,
+        # and a reservation let the solving tasks always queued behind the
+        # window take every freed CPU first (a 10M run sealed nothing).
+        sealer = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(seal_unit)
         config_json = config.canonical_json()
-        prov = provenance.as_dict()
-        counts = found.outcome_counts() if found else dict.fromkeys(OUTCOMES, 0)
-        progress = Progress(total, done0, counts, options.progress_interval, note)
-        queue = collections.deque(todo)
+        prov = manifest.provenance.as_dict()
+        out_abs = os.fspath(out.resolve())
+        progress = Progress(total, done0, state.outcome_counts(), options.progress_interval, note)
+        index = IndexWriter(out)
+        units = file_units(todo_ranges, manifest.file_deals)
+        queue: collections.deque[tuple[DealRange, DealRange]] = collections.deque()
+        open_units: dict[DealRange, int] = {}
+        seals: collections.deque[DealRange] = collections.deque()
+        exhausted = False
         last_progress = time.monotonic()
-        while queue or pending:
-            while queue and len(pending) < window:
-                r = queue.popleft()
-                ref = task.options(memory=config.task_memory()).remote(
-                    r.start, r.end, config_json, prov, os.fspath(out.resolve())
-                )
-                pending[ref] = _InFlight(r, time.monotonic())
+        memory = config.task_memory()
+
+        def refill() -> None:
+            nonlocal exhausted
+            while not exhausted and len(queue) < window:
+                unit = next(units, None)
+                if unit is None:
+                    exhausted = True
+                    return
+                have = [r for r, _ in parts if r.start >= unit.start and r.end <= unit.end]
+                tasks = [t for rest in subtract([unit], have) for t in _split(rest, size)]
+                open_units[unit] = len(tasks)
+                if not tasks:
+                    seals.append(unit)
+                queue.extend((unit, t) for t in tasks)
+
+        while True:
+            refill()
+            while len(pending) < window and (seals or queue):
+                if seals:
+                    u = seals.popleft()
+                    ref: ObjectRef[Any] = sealer.options(name=f"seal deals {u}").remote(u.start, u.end, config_json, prov, out_abs)
+                    pending[ref] = _InFlight("seal", u, u, time.monotonic())
+                else:
+                    u, r = queue.popleft()
+                    ref = solve.options(name=f"deals {r}", memory=memory).remote(r.start, r.end, config_json, prov, out_abs)
+                    pending[ref] = _InFlight("solve", u, r, time.monotonic())
+            if not pending:
+                break
             timeout = 1.0 if progress.bar is None else 0.5
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
             if ready:
@@ -529,61 +899,92 @@ def run(
             for ref in ready:
                 flight = pending.pop(ref)
                 try:
-                    summary: ChunkSummary = ray.get(ref)
+                    result = ray.get(ref)
                 except Exception as e:
                     kind = classify_failure(e)
-                    if kind == "environment":
+                    if kind in ("environment", "storage"):
                         progress.close()
+                        _cancel(pending)
+                        if kind == "storage":
+                            cause = _cause(e)
+                            raise cause if isinstance(cause, StorageError) else StorageError(_first_line(e), True) from None
                         print(f"freecell-analyzer: error: {_first_line(e)}", file=err)
                         if "ModuleNotFoundError" in str(e):
                             print(SHIP_HINT, file=err)
-                        _cancel(pending)
                         return finish("failed", EXIT_FAILURE)
                     outcome.failed.append((flight.deals, f"{kind}: {_first_line(e)}"))
-                    print(f"chunk {flight.deals} failed ({kind}): {_first_line(e)}", file=err)
+                    print(f"{flight.kind} of deals {flight.deals} failed ({kind}): {_first_line(e)}", file=err)
+                    open_units.pop(flight.unit, None)
                     continue
                 last_progress = time.monotonic()
-                outcome.summaries.append(summary)
-                outcome.deals_done += len(flight.deals)
-                outcome.chunks_done += 1
-                if options.verbosity > 0:
-                    progress.write(
-                        f"chunk {flight.deals} done on {summary['node']}: "
-                        + " ".join(f"{k} {summary['outcomes'].get(k, 0)}" for k in OUTCOMES)
-                        + f"; solved in {summary['solve_s']:.1f} s, written in {summary['write_s']:.2f} s"
-                    )
-                progress.advance(len(flight.deals), summary["outcomes"])
-                if on_chunk is not None:
-                    on_chunk(summary)
+                if flight.kind == "solve":
+                    summary = cast(TaskSummary, result)
+                    outcome.solve_s += summary["solve_s"]
+                    outcome.write_s += summary["write_s"]
+                    outcome.deals_done += len(flight.deals)
+                    outcome.tasks_done += 1
+                    outcome.max_worker_rss = max(outcome.max_worker_rss, summary["max_rss_bytes"])
+                    for k, n in summary["outcomes"].items():
+                        outcome.outcomes[k] = outcome.outcomes.get(k, 0) + n
+                    if options.verbosity > 0:
+                        progress.write(
+                            f"deals {flight.deals} done on {summary['node']}: "
+                            + " ".join(f"{k} {summary['outcomes'].get(k, 0)}" for k in OUTCOMES)
+                            + f"; solved in {summary['solve_s']:.1f} s, written in {summary['write_s']:.2f} s"
+                        )
+                    progress.advance(len(flight.deals), summary["outcomes"])
+                    if flight.unit in open_units:
+                        open_units[flight.unit] -= 1
+                        if open_units[flight.unit] == 0:
+                            seals.append(flight.unit)
+                    if on_chunk is not None:
+                        on_chunk(summary)
+                else:
+                    sealed = cast(SealResult, result)
+                    outcome.max_worker_rss = max(outcome.max_worker_rss, sealed["max_rss_bytes"])
+                    if sealed["entry"] is not None:
+                        index.append(FileEntry.from_json(sealed["entry"]))
+                        outcome.files_sealed += 1
+                        open_units.pop(flight.unit, None)
+                    else:
+                        redo = [DealRange(a, b) for a, b in sealed["redo"]]
+                        print(f"deals {flight.unit}: {sealed['reason']}; solving {format_deals(redo)} again", file=note)
+                        progress.advance(-count(redo), {})
+                        tasks = [t for r in redo for t in _split(r, size)]
+                        open_units[flight.unit] = len(tasks)
+                        queue.extendleft((flight.unit, t) for t in reversed(tasks))
             progress.tick()
+            _check_stop()
             idle = time.monotonic() - last_progress
             if pending and options.stall_timeout > 0 and idle >= options.stall_timeout:
                 progress.close()
                 now = time.monotonic()
                 stuck = ", ".join(
-                    f"deals {f.deals} (submitted {now - f.submitted:.0f} s ago)"
+                    f"{f.kind} deals {f.deals} (submitted {now - f.submitted:.0f} s ago)"
                     for f in sorted(pending.values(), key=lambda f: f.deals)
                 )
                 print(
-                    f"freecell-analyzer: no chunk finished for {idle:.0f} s (--stall-timeout {options.stall_timeout:g}); "
-                    f"still running: {stuck}. Finished chunks are kept: run the same command again to resume "
+                    f"freecell-analyzer: no task finished for {idle:.0f} s (--stall-timeout {options.stall_timeout:g}); "
+                    f"still running: {stuck}. Finished work is kept: run the same command again to resume "
                     "(raise --stall-timeout, or lower --max-positions/--max-seconds for slow deals)",
                     file=err,
                 )
                 _cancel(pending)
                 return finish("stalled", EXIT_INCOMPLETE)
+        index.close()
         progress.tick(force=True)
         progress.close()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as e:
         if progress is not None:
             progress.close()
         _cancel(pending)
+        term = isinstance(e, Terminated)
         print(
-            f"interrupted: {outcome.deals_done} deals done in this run; finished chunks are kept, "
-            "run the same command again to resume",
+            f"{'terminated (SIGTERM)' if term else 'interrupted'}: {outcome.deals_done} deals done in this run; "
+            "finished work is kept, run the same command again to resume",
             file=err,
         )
-        return finish("interrupted", EXIT_INTERRUPTED)
+        return finish("interrupted", EXIT_TERMINATED if term else EXIT_INTERRUPTED)
     finally:
         if we_connected:
             import ray
@@ -593,28 +994,158 @@ def run(
         failed = format_deals([r for r, _ in outcome.failed], limit=10)
         app = any(why.startswith("application") for _, why in outcome.failed)
         print(
-            f"incomplete: {len(outcome.failed)} chunks failed (deals {failed}); "
+            f"incomplete: {len(outcome.failed)} tasks failed (deals {failed}); "
             + ("a task raised an error (a bug: see above)" if app else "run the same command again to resume"),
             file=err,
         )
         return finish("incomplete", EXIT_FAILURE if app else EXIT_INCOMPLETE)
-    for tmp in scan(out).temp_files:
-        tmp.unlink(missing_ok=True)  # left by attempts Ray retried; every task of ours has ended
     wall = time.monotonic() - t_start
     print(
         f"complete: {outcome.deals_done} deals in {wall:.1f} s "
-        f"({outcome.deals_done / wall if wall > 0 else 0:.1f} deals/s); {out}",
+        f"({outcome.deals_done / wall if wall > 0 else 0:.1f} deals/s), {outcome.files_sealed} files sealed, "
+        f"peak worker RSS {outcome.max_worker_rss / 2**20:.0f} MiB; {out}",
         file=note,
     )
     return finish("complete", EXIT_OK)
 
 
-def _cancel(pending: dict[ObjectRef[ChunkSummary], _InFlight]) -> None:
+def _retry_pass(
+    options: RunOptions,
+    manifest: Manifest,
+    state: RunState,
+    outcome: RunOutcome,
+    finish: Callable[[str, int], RunOutcome],
+    err: TextIO,
+    note: TextIO,
+    t_start: float,
+) -> RunOutcome:
+    """``--retry-limits``: re-solves the ``limit`` rows of every sealed file
+    under the new budgets, one task per file that has any, optionally only on
+    nodes with `options.node_resource`."""
+    config = manifest.config
+    if config.min_cells:
+        raise ConfigError("--retry-limits re-solves fixed-cell runs only; this run is a --min-cells run")
+    limits = limits_dict(options.config)
+    previous = manifest.passes[-1] if manifest.passes else limits_dict(config)
+    if limits != previous or not manifest.passes:
+        grows = [k for k in limits if (limits[k] or math.inf) > (previous[k] or math.inf)]
+        shrinks = [k for k in limits if (limits[k] or math.inf) < (previous[k] or math.inf)]
+        if shrinks or not grows:
+            raise ConfigError(
+                f"--retry-limits needs larger budgets than the last attempt's ({_limits_text(previous)}); "
+                f"asked {_limits_text(limits)}"
+            )
+        manifest.passes.append(limits)
+        write_manifest(options.out, manifest)
+    attempt = len(manifest.passes) + 1
+    if state.missing():
+        print(f"note: {count(state.missing())} deals of the run are not solved yet; this pass re-solves limit rows only", file=note)
+    files = [e for e in state.sealed if e.outcomes.get("limit", 0) > 0]
+    todo = sum(e.outcomes.get("limit", 0) for e in files)
+    if not files:
+        print(f"nothing to do: no limit rows in {options.out}", file=note)
+        return finish("complete", EXIT_OK)
+    we_connected = False
+    pending: dict[ObjectRef[Any], _InFlight] = {}
+    try:
+        we_connected = connect(options.address, options.connect_timeout)
+        _catch_signals()
+        import ray
+
+        task_memory = options.config.task_memory()
+        if options.node_resource:
+            nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+            if not any(n.get("Resources", {}).get(options.node_resource, 0) > 0 for n in nodes):
+                raise ConfigError(
+                    f"--node-resource {options.node_resource}: no Ray node has that resource "
+                    "(start the big nodes with `ray start --resources '{\"%s\": 1}'`)" % options.node_resource
+                )
+        print(
+            f"retry-limits pass {attempt - 1} on {options.out}: {todo} limit rows in {len(files)} files, "
+            f"budgets {_limits_text(limits)}" + (f", on nodes with resource {options.node_resource!r}" if options.node_resource else ""),
+            file=note,
+            flush=True,
+        )
+        cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+        window = options.max_in_flight or max(2, 2 * cpus)
+        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(retry_file)
+        resources = {options.node_resource: 0.001} if options.node_resource else None
+        index = IndexWriter(options.out)
+        queue = collections.deque(files)
+        prov = Provenance.current().as_dict()
+        cfg = config.canonical_json()
+        out_abs = os.fspath(options.out.resolve())
+        counts = dict.fromkeys(OUTCOMES, 0)
+        while queue or pending:
+            while queue and len(pending) < window:
+                e = queue.popleft()
+                ref = task.options(name=f"retry limits deals {e.deals}", memory=task_memory, resources=resources).remote(
+                    e.file, e.to_json(), cfg, limits, attempt, prov, out_abs
+                )
+                pending[ref] = _InFlight("retry", e.deals, e.deals, time.monotonic())
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            _check_stop()
+            for ref in ready:
+                flight = pending.pop(ref)
+                try:
+                    result: SealResult = ray.get(ref)
+                except Exception as ex:
+                    kind = classify_failure(ex)
+                    if kind == "storage":
+                        cause = _cause(ex)
+                        raise cause if isinstance(cause, StorageError) else StorageError(_first_line(ex), True) from None
+                    outcome.failed.append((flight.deals, f"{kind}: {_first_line(ex)}"))
+                    print(f"retry of deals {flight.deals} failed ({kind}): {_first_line(ex)}", file=err)
+                    continue
+                assert result["entry"] is not None
+                entry = FileEntry.from_json(result["entry"])
+                index.append(entry)
+                for k, n in entry.outcomes.items():
+                    counts[k] += n
+                    outcome.outcomes[k] = outcome.outcomes.get(k, 0) + n
+                if options.verbosity > 0:
+                    print(f"deals {entry.deals} rewritten: " + " ".join(f"{k} {entry.outcomes.get(k, 0)}" for k in OUTCOMES), file=note)
+                outcome.files_sealed += 1
+                outcome.deals_done += next(f.outcomes.get("limit", 0) for f in files if f.file == entry.file)
+        index.close()
+    except (KeyboardInterrupt, Terminated) as ex:
+        _cancel(pending)
+        term = isinstance(ex, Terminated)
+        print("interrupted: files rewritten so far are kept; run the same command again to resume", file=err)
+        return finish("interrupted", EXIT_TERMINATED if term else EXIT_INTERRUPTED)
+    finally:
+        if we_connected:
+            import ray
+
+            ray.shutdown()
+    if outcome.failed:
+        print(f"incomplete: {len(outcome.failed)} files failed; run the same command again to resume", file=err)
+        return finish("incomplete", EXIT_INCOMPLETE)
+    left = sum(e.outcomes.get("limit", 0) for e in run_state(options.out, manifest).sealed)
+    print(
+        f"complete: {todo} limit rows re-solved in {time.monotonic() - t_start:.1f} s; {left} still limit "
+        f"(in the files rewritten: {counts['solved']} solved, {counts['unsolvable']} unsolvable rows)",
+        file=note,
+    )
+    return finish("complete", EXIT_OK)
+
+
+def _limits_text(limits: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in limits.items())
+
+
+def _cause(exc: BaseException) -> BaseException | None:
+    from ray import exceptions as rex
+
+    return exc.cause if isinstance(exc, rex.RayTaskError) else None
+
+
+def _cancel(pending: dict[ObjectRef[Any], _InFlight]) -> None:
     """Abandons the tasks in flight. They are not `ray.cancel`-ed: a reply
     racing the cancellation can abort the driver inside Ray's core worker
     ("Tried to complete task that was not pending", seen with Ray 2.60),
     which would replace our exit code. Tasks share the fate of their owner,
-    so they end when this driver disconnects; a chunk they finish before
+    so they end when this driver disconnects; a part they finish before
     that is complete and valid (written under a temporary name, renamed when
     done), and the next run keeps it."""
     pending.clear()
@@ -632,6 +1163,7 @@ def _check_memory(config: RunConfig) -> None:
             f"--max-bytes {config.limits.max_bytes} needs {need} bytes of memory per task, "
             f"but the largest Ray node offers {int(most)}; lower --max-bytes"
         )
+
 
 
 # ---------------------------------------------------------------------------
@@ -654,8 +1186,10 @@ def summary_doc(options: RunOptions, outcome: RunOutcome) -> dict[str, object]:
 
 def handle_run(args: argparse.Namespace) -> int:
     """The ``run`` subcommand: returns the exit code; raises `AnalyzerError`
-    for bad input (the CLI prints it and exits 2). With ``--json`` the
-    summary goes to stdout as one JSON object, whatever the status."""
+    for bad input (the CLI prints it and exits 2) and `StorageError` when
+    the directory cannot be written before the run starts (exit 3 when the
+    disk is full, else 2). With ``--json`` the summary goes to stdout as one
+    JSON object, whatever the status."""
     options = options_from_args(args)
     try:
         outcome = run(options)

@@ -2,8 +2,11 @@
 
 `analyzer.cli` imports this module lazily and calls `register(subparsers)`;
 the subcommands are built with `analyzer.cliframe`, each handler returns the
-exit code, and user mistakes raise `analyzer.errors.AnalyzerError`, which
-becomes one line and exit 2. ``python -m reports.cli`` runs the same
+exit code, and what goes wrong raises an `analyzer.errors.AnalyzerError`,
+which `analyzer.cliframe.guarded` turns into one line and the error's exit
+code: 2 for bad usage or input, 1 for a run that ``validate`` would call
+invalid (`reports.load.RunInvalidError`), 3 for a full disk and 2 for a
+read-only or forbidden output (`analyzer.errors.StorageError`). ``python -m reports.cli`` runs the same
 subcommands; the ``python -m reports.<module>`` entry points use
 `analyzer.cliframe.run_main` directly, so no reports module imports this one.
 """
@@ -21,18 +24,25 @@ if TYPE_CHECKING:
 REPORT_DESCRIPTION: Final = """\
 Write report.html (figures as PNG beside it), report.md and the summary
 tables as CSV for one run, or a comparison of several runs. Same input,
-same output bytes.
+same output bytes. Runs are read through the one checked reader.
 
-Exit 0 when written; 1 on a failure; 2 for bad usage or input (an empty or
-non-run directory, mixed configurations without --allow-mixed)."""
+Exit 0 when written; 1 when a run holds wrong data (what `validate` calls
+invalid; the file is named); 2 for bad usage or input (an empty or non-run
+directory, mixed configurations without --allow-mixed, a read-only
+output); 3 when the disk fills (free space and run it again)."""
 
 PUBLISH_DESCRIPTION: Final = """\
-Publish a complete run as DATASET_DIR/VERSION: one Parquet file sorted by
-deal, a Hugging Face dataset card (README.md), datapackage.json, SHA256SUMS,
-CITATION.cff and the run manifest. An existing version is never changed.
+Publish a complete run as DATASET_DIR/VERSION, streaming it through the one
+checked reader: sharded Parquet in the Hugging Face layout
+(data/train-NNNNN-of-MMMMM.parquet, row groups by deal range), a dataset
+card (README.md), datapackage.json, SHA256SUMS, CITATION.cff and the run
+manifest; then re-checks what it wrote. An existing version is never
+changed.
 
-Exit 0 when published; 1 on a failure; 2 for bad usage or input (an
-incomplete run, a version already published)."""
+Exit 0 when published; 1 when the run holds wrong data (what `validate`
+calls invalid; the file is named); 2 for bad usage or input (an incomplete
+run, a version already published, a read-only output); 3 when the disk
+fills (free space and run it again)."""
 
 
 def register(subparsers: Subparsers) -> None:

@@ -1,8 +1,9 @@
-"""Reading run directories into pandas (docs/DESIGN.md, "Runs on disk").
+"""Reading run directories into pandas, through the run format's one
+checked reader (`jobs.runformat`; docs/DESIGN.md, "Runs on disk").
 
-A run directory holds ``run.json`` (the manifest) and ``chunks/`` with one
-Parquet file per chunk of deals. This module reads only those two things, so
-reports work on any machine with pandas and pyarrow, without Ray or `jobs`.
+``load_run(dir)`` gives the rows as a DataFrame and the run's metadata; a
+run that ``validate`` would call invalid raises `RunInvalidError` naming the
+file (``report`` and ``publish`` exit 1 on it).
 
 Several directories with the same configuration (say a run split over two
 machines) are merged into one `Run`; directories with different
@@ -18,10 +19,8 @@ when the caller says so (``allow_mixed=True``, ``--allow-mixed``).
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -29,16 +28,13 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from analyzer import schema
-from analyzer.errors import AnalyzerError, RangeError
+from analyzer.errors import EXIT_FAILURE, AnalyzerError, RangeError
+from jobs import runformat
+from jobs.ranges import format_deals
 
-RUN_MANIFEST: Final = "run.json"
-CHUNK_DIR: Final = "chunks"
-#: Complete chunk files; temporary ones start with a dot and never match.
-CHUNK_NAME: Final = re.compile(r"^deals-(\d{10})-(\d{10})\.parquet$")
-#: Parquet file metadata keys written on every chunk (DESIGN.md).
+#: Parquet file metadata keys written on every data file (DESIGN.md).
 META_CONFIG: Final = "fca.config"
 META_CONFIG_HASH: Final = "fca.config_hash"
 #: Largest Microsoft deal number (DESIGN.md, "Deal generator note").
@@ -49,6 +45,13 @@ ROW_KEY: Final = ("deal_number", "cells")
 
 class RunError(AnalyzerError):
     """A directory that is not a readable run, or runs that do not go together."""
+
+
+class RunInvalidError(RunError):
+    """A run whose files `validate` would call invalid: `report` and
+    `publish` refuse it with exit 1, naming the file."""
+
+    exit_code = EXIT_FAILURE
 
 
 # --- deal ranges -----------------------------------------------------------------
@@ -112,20 +115,23 @@ def missing_ranges(declared: Sequence[tuple[int, int]], deals: Iterable[int]) ->
 
 @dataclass(frozen=True)
 class Invocation:
-    """One invocation of the run command (resumes add one)."""
+    """One invocation of the run command (resumes and escalation passes add one)."""
 
     started_at: str
     finished_at: str
     wall_s: float
     status: str
+    command: tuple[str, ...] = ()
+    deals: str = ""
+    kind: str = "run"
+    limits: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class RunManifest:
-    """A parsed ``run.json``; `raw` keeps its bytes for the published copy."""
+    """A run's metadata (from ``_run/run.json``, through `jobs.runformat`)."""
 
     path: Path
-    raw: bytes
     schema_version: str
     package_version: str
     engine_version: str
@@ -133,9 +139,10 @@ class RunManifest:
     config: Mapping[str, Any]
     config_hash: str
     deals: str
-    chunk_size: int | None
+    chunk_size: int | None  # deals per data file
     command: tuple[str, ...]
     invocations: tuple[Invocation, ...]
+    passes: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def declared(self) -> tuple[tuple[int, int], ...]:
@@ -144,6 +151,11 @@ class RunManifest:
     @property
     def wall_s(self) -> float:
         return sum(i.wall_s for i in self.invocations)
+
+    @property
+    def commands(self) -> tuple[tuple[str, ...], ...]:
+        """Every invocation's command, in order."""
+        return tuple(i.command for i in self.invocations if i.command)
 
 
 def _variant_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -181,129 +193,80 @@ def describe_config(config: Mapping[str, Any]) -> str:
     return f"{v.get('name', '?')}, {cells_text}, {v.get('move_rule', '?')}"
 
 
+def manifest_of(run_dir: Path, m: runformat.Manifest) -> RunManifest:
+    invocations = tuple(
+        Invocation(
+            started_at=h.started_at,
+            finished_at=h.finished_at or "",
+            wall_s=float(h.wall_s or 0.0),
+            status=h.status,
+            command=tuple(h.command),
+            deals=h.deals,
+            kind=h.kind,
+            limits=h.limits,
+        )
+        for h in m.history
+    )
+    first = next((i.command for i in invocations if i.command), ())
+    return RunManifest(
+        path=run_dir,
+        schema_version=m.schema_version,
+        package_version=m.provenance.package_version,
+        engine_version=m.provenance.engine_version,
+        git_commit=m.provenance.git_commit,
+        config=m.config.to_dict(),
+        config_hash=m.config_hash,
+        deals=format_deals(m.deals),
+        chunk_size=m.file_deals,
+        command=first,
+        invocations=invocations,
+        passes=tuple(m.passes),
+    )
+
+
+def _run_error(e: AnalyzerError) -> RunError:
+    return RunInvalidError(str(e)) if isinstance(e, runformat.RunInvalid) else RunError(str(e))
+
+
 def read_manifest(run_dir: Path) -> RunManifest:
-    """Reads ``run_dir/run.json``, raising `RunError` with a clear message."""
+    """Reads a run directory's manifest, raising `RunError` with a clear message."""
     run_dir = Path(run_dir)
     if not run_dir.exists():
         raise RunError(f"{run_dir}: no such directory")
     if not run_dir.is_dir():
-        raise RunError(
-            f"{run_dir}: not a directory (expected a run directory with {RUN_MANIFEST} and {CHUNK_DIR}/)"
-        )
+        raise RunError(f"{run_dir}: not a directory (expected a run directory)")
     if not any(run_dir.iterdir()):
-        raise RunError(
-            f"{run_dir}: the directory is empty, not a run (expected {RUN_MANIFEST} and {CHUNK_DIR}/)"
-        )
-    path = run_dir / RUN_MANIFEST
-    if not path.is_file():
-        raise RunError(
-            f"{run_dir}: not a run directory (no {RUN_MANIFEST}; expected {RUN_MANIFEST} and {CHUNK_DIR}/)"
-        )
-    raw = path.read_bytes()
+        raise RunError(f"{run_dir}: the directory is empty, not a run")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise RunError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(data, dict):
-        raise RunError(f"{path}: expected a JSON object")
-    for key in ("config", "config_hash", "deals"):
-        if key not in data:
-            raise RunError(f"{path}: the manifest has no {key!r} field")
-    if not isinstance(data["config"], dict):
-        raise RunError(f"{path}: 'config' must be an object")
-    invocations: list[Invocation] = []
-    for entry in data.get("runs") or []:
-        if isinstance(entry, dict):
-            invocations.append(
-                Invocation(
-                    started_at=str(entry.get("started_at") or ""),
-                    finished_at=str(entry.get("finished_at") or ""),
-                    wall_s=float(entry.get("wall_s") or 0.0),
-                    status=str(entry.get("status") or ""),
-                )
-            )
+        return manifest_of(run_dir, runformat.require_run_dir(run_dir))
+    except AnalyzerError as e:
+        raise _run_error(e) from None
+
+
+# --- rows ------------------------------------------------------------------------
+
+
+def iter_run_tables(
+    manifest: RunManifest, columns: Sequence[str] | None = None, *, allow_missing: bool = True
+) -> Iterator[pa.Table]:
+    """The run's rows in deal order, one row group at a time, through the one
+    checked reader (`jobs.runformat.read_checked`). Raises `RunInvalidError`
+    naming the file for anything `validate` would call invalid, and for a
+    run with deals missing unless `allow_missing`."""
     try:
-        parse_deals(str(data["deals"]))
-    except RangeError as e:
-        raise RunError(f"{path}: 'deals': {e}") from None
-    chunk_size = data.get("chunk_size")
-    return RunManifest(
-        path=run_dir,
-        raw=raw,
-        schema_version=str(data.get("schema_version", "")),
-        package_version=str(data.get("package_version", "")),
-        engine_version=str(data.get("engine_version", "")),
-        git_commit=str(data.get("git_commit") or ""),
-        config=data["config"],
-        config_hash=str(data["config_hash"]),
-        deals=str(data["deals"]),
-        chunk_size=int(chunk_size) if chunk_size is not None else None,
-        command=tuple(str(a) for a in data.get("command") or ()),
-        invocations=tuple(invocations),
-    )
-
-
-# --- chunks ---------------------------------------------------------------------
-
-
-def chunk_files(run_dir: Path) -> list[Path]:
-    """The complete chunk files of a run, in deal order (temporary files ignored)."""
-    d = Path(run_dir) / CHUNK_DIR
-    if not d.is_dir():
-        return []
-    return sorted(p for p in d.iterdir() if CHUNK_NAME.match(p.name) and p.is_file())
+        state = runformat.checked_state(manifest.path, allow_missing=allow_missing)
+        if not state.sealed:
+            raise RunError(f"{manifest.path}: the run has no results yet (no sealed data file)")
+        for _, t in runformat.iter_run(manifest.path, state, columns):
+            yield t
+    except AnalyzerError as e:
+        raise _run_error(e) from None
 
 
 def read_run_table(manifest: RunManifest, columns: Sequence[str] | None = None) -> pa.Table:
-    """All complete chunks of one run directory as one Arrow table.
-
-    Every chunk must carry the run's configuration hash, and its hash must be
-    the sha256 of its configuration text (DESIGN.md, Parquet metadata).
-    """
-    files = chunk_files(manifest.path)
-    if not files:
-        raise RunError(
-            f"{manifest.path}: the run has no results yet ({CHUNK_DIR}/ holds no complete chunk file)"
-        )
+    """All rows of one run directory as one Arrow table (checked as `iter_run_tables`)."""
     wanted = list(columns) if columns is not None else [c.name for c in schema.COLUMNS]
-    expected = {c.name: c for c in schema.COLUMNS}
-    tables: list[pa.Table] = []
-    for f in files:
-        try:
-            pf = pq.ParquetFile(f)
-        except (OSError, pa.ArrowException) as e:
-            raise RunError(
-                f"{f}: not a readable Parquet file ({e}); run `freecell-analyzer validate`"
-            ) from None
-        meta = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
-        chunk_hash = meta.get(META_CONFIG_HASH, "")
-        if chunk_hash != manifest.config_hash:
-            raise RunError(
-                f"{f}: configuration hash {chunk_hash[:12] or '(none)'} differs from run.json's "
-                f"{manifest.config_hash[:12]}: the directory mixes configurations"
-            )
-        config_text = meta.get(META_CONFIG, "")
-        if hashlib.sha256(config_text.encode()).hexdigest() != chunk_hash:
-            raise RunError(
-                f"{f}: {META_CONFIG_HASH} is not the sha256 of {META_CONFIG}; the file was altered"
-            )
-        names = set(pf.schema_arrow.names)
-        lacking = [c for c in wanted if c not in names]
-        if lacking:
-            raise RunError(
-                f"{f}: no column {', '.join(lacking)} (schema version {meta.get('fca.schema_version')!r})"
-            )
-        for name in wanted:
-            if pf.schema_arrow.field(name).type != expected[name].type:
-                raise RunError(
-                    f"{f}: column {name} has type {pf.schema_arrow.field(name).type}, expected {expected[name].type}"
-                )
-        try:
-            table = pf.read(columns=wanted)
-        except (OSError, pa.ArrowException) as e:
-            raise RunError(f"{f}: cannot read ({e}); run `freecell-analyzer validate`") from None
-        tables.append(table.replace_schema_metadata(None))
-    return pa.concat_tables(tables)
+    return pa.concat_tables(list(iter_run_tables(manifest, wanted)))
 
 
 # --- runs -----------------------------------------------------------------------
@@ -390,9 +353,11 @@ def load_runs(
     return runs
 
 
-def load_run(path: Path | str, columns: Sequence[str] | None = None) -> Run:
-    """Reads one run directory."""
-    return load_runs([path], columns=columns)[0]
+def load_run(path: Path | str, columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, RunManifest]:
+    """Reads one run directory: its rows (one per deal and number of cells,
+    sorted by deal then cells) and its metadata."""
+    run = load_runs([path], columns=columns)[0]
+    return run.frame, run.manifests[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,22 +1,33 @@
 """``freecell-analyzer publish DIR --out DATASET_DIR``: a citable dataset.
 
-A complete run becomes ``DATASET_DIR/VERSION/``:
+A complete, valid run becomes ``DATASET_DIR/VERSION/`` in the Hugging Face layout:
 
 ```
 README.md            dataset card (Hugging Face format: YAML header + body)
 CITATION.cff         how to cite it
 datapackage.json     Frictionless data package: sha256 of every resource, table schema
-provenance/run.json  the run manifest, byte for byte
-data/results.parquet every row, sorted by deal then cells; zstd
+provenance/run.json  the run manifest, without local paths, host or user names
+data/train-00000-of-00003.parquet ...  every row, sorted by deal then cells; zstd;
+                     100-300 MB shards, row groups by deal range
 SHA256SUMS           `sha256sum -c SHA256SUMS` checks every file above
 ```
 
-A published version is never edited: the version is assembled in a hidden
-directory beside it and renamed into place, its files are made read-only,
-and publishing a version that exists is refused. `validate_dataset` checks
-a published version (or every version under DATASET_DIR) against its
-checksums, card and datapackage; `freecell-analyzer validate` calls it when
-`is_dataset` says the directory is one.
+Publishing streams: rows go from the run's data files (each read through
+the one checked reader, `jobs.runformat.read_checked`) to the shards one
+row group at a time, and the card's figures are accumulated on the way, so
+memory does not grow with the run. A run that ``validate`` would call
+invalid or incomplete is refused (exit 1) naming the file. Before the
+version is renamed into place, what was written is checked again: every
+shard re-read and its rows compared with the rows read from the run (a
+digest of every row), the checksums, and a replay sample.
+
+A published version is never edited: it is assembled in a hidden directory
+of its own beside it and renamed into place (two publishers of one version:
+one wins, the other is refused), its files are made read-only, and
+publishing a version that exists is refused. `validate_dataset` checks a
+published version (or every version under DATASET_DIR) against its
+checksums, card and datapackage, streaming too; `freecell-analyzer
+validate` calls it when `is_dataset` says the directory is one.
 
 Everything written derives from the rows, the run manifest and
 `analyzer.schema`, so publishing the same run twice gives the same bytes.
@@ -25,67 +36,67 @@ Everything written derives from the rows, the run manifest and
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
+import secrets
 import shlex
 import shutil
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.compute as _pc
 import pyarrow.parquet as pq
 
-from analyzer import schema, verifier
-from analyzer.errors import AnalyzerError
+from analyzer import schema
+from analyzer.errors import EXIT_FAILURE, EXIT_OK, AnalyzerError, StorageError, storage_error
+from jobs import runformat
+from jobs.config import RunConfig
 
-from . import summary
 from .load import (
-    META_CONFIG,
-    META_CONFIG_HASH,
-    ROW_KEY,
+    RunInvalidError,
     RunManifest,
-    chunk_files,
     config_cells,
-    count_deals,
     describe_config,
     format_ranges,
-    missing_ranges,
-    parse_deals,
     read_manifest,
-    read_run_table,
 )
 
-DATA_FILE: Final = "data/results.parquet"
+#: pyarrow.compute without its stubs' overloads (they reject the Table columns used here).
+pc: Any = _pc
+
 CARD: Final = "README.md"
 PACKAGE: Final = "datapackage.json"
 CITATION: Final = "CITATION.cff"
-#: The run manifest, byte for byte. In a subdirectory, so that no tool takes
-#: a published version for a run directory (and resumes a run into it).
+#: The run manifest without local paths, host or user names. In a
+#: subdirectory, so that no tool takes a published version for a run directory.
 MANIFEST: Final = "provenance/run.json"
 SUMS: Final = "SHA256SUMS"
-#: Rows per Parquet row group. A row with its solution text is ~0.5 kB, so a
-#: group is ~50 MB before compression: large enough for fast scans, small
-#: enough for readers that fetch one group at a time (the Hugging Face viewer
-#: among them) and for deal-range filters to skip most of a big file.
-ROW_GROUP_ROWS: Final = 100_000
+DATA_DIR: Final = "data"
+#: Shards aim at this size (the Hugging Face viewer and hub work best with
+#: 100-300 MB Parquet files); a shard holds whole data files of the run.
+SHARD_BYTES: Final = 200 * 10**6
 #: Deal lists in the card stop here; the data has every row.
 CARD_LIST: Final = 100
 DEFAULT_VERSION: Final = "1.0.0"
 DEFAULT_LICENSE: Final = "CC-BY-4.0"
 DEFAULT_AUTHOR: Final = "FreeCell Analyzer contributors"
-#: Solutions replayed through the independent verifier by `validate_dataset`.
-REPLAY_SAMPLE: Final = 20
+#: Solutions replayed through the independent verifier by `validate_dataset`
+#: without ``--all`` (``validate --sample N`` sets it), and by `publish` on what it wrote.
+REPLAY_SAMPLE: Final = 100
 #: Frictionless names: lowercase letters, digits, '-', '_', '.'.
 _NAME: Final = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _VERSION: Final = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]*$")
+_SHARD: Final = re.compile(r"train-(\d{5})-of-(\d{5})\.parquet")
 
 
 class PublishError(AnalyzerError):
@@ -173,90 +184,225 @@ def default_name(config: Mapping[str, Any], deals: str) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return runformat.sha256_file(path)[0]
 
 
-# --- the data --------------------------------------------------------------------
+def shard_name(i: int, n: int) -> str:
+    """``data/train-00000-of-00003.parquet`` (the Hugging Face layout)."""
+    return f"{DATA_DIR}/train-{i:05d}-of-{n:05d}.parquet"
 
 
-def _chunk_metadata(manifest: RunManifest) -> dict[str, str]:
-    first = chunk_files(manifest.path)[0]
-    meta = pq.read_schema(first).metadata or {}
-    return {k.decode(): v.decode() for k, v in meta.items()}
+def plan_shards(entries: Sequence[runformat.FileEntry], target: int = SHARD_BYTES) -> list[list[runformat.FileEntry]]:
+    """Consecutive data files grouped into shards of about `target` bytes.
+
+    >>> e = [runformat.FileEntry(f"x{i}", i, i, 1, 150, "0" * 64, {}, "") for i in range(1, 6)]
+    >>> [len(s) for s in plan_shards(e, 300)]
+    [2, 2, 1]
+    """
+    shards: list[list[runformat.FileEntry]] = []
+    size = 0
+    for e in entries:
+        if not shards or (size and size + e.bytes > target):
+            shards.append([])
+            size = 0
+        shards[-1].append(e)
+        size += e.bytes
+    return shards
 
 
-def _check_complete(manifest: RunManifest, table: pa.Table) -> None:
-    """A dataset has every declared deal, each once per number of cells."""
-    deals = table["deal_number"].to_numpy()
-    gaps = missing_ranges(manifest.declared, deals)
-    if gaps:
-        shown = format_ranges(gaps[:10]) + (" ..." if len(gaps) > 10 else "")
-        raise PublishError(
-            f"{manifest.path}: the run is incomplete (no rows for deals {shown}); "
-            "finish it by running the same `freecell-analyzer run` command again, then publish"
-        )
-    keys = pd.DataFrame({"deal_number": deals, "cells": table["cells"].to_numpy()})
-    dup = keys[keys.duplicated(keep=False)]
-    if len(dup):
-        first = dup.sort_values(list(ROW_KEY)).iloc[0]
-        raise PublishError(
-            f"{manifest.path}: deal {int(first['deal_number'])} has more than one row for "
-            f"{int(first['cells'])} cells; run `freecell-analyzer validate`"
-        )
-    inside = np.zeros(len(deals), dtype=bool)
-    for a, b in manifest.declared:
-        inside |= (deals >= a) & (deals <= b)
-    if not inside.all():
-        raise PublishError(f"{manifest.path}: rows for deals outside the run's range {manifest.deals}")
-    if not manifest.config.get("min_cells"):
-        cells = config_cells(manifest.config)
-        expected = count_deals(manifest.declared) * len(cells)
-        if len(keys) != expected or not keys["cells"].isin(cells).all():
-            raise PublishError(
-                f"{manifest.path}: expected one row per deal and number of cells ({expected} rows), found {len(keys)}"
-            )
+# --- user-supplied text ---------------------------------------------------------
 
 
-def dataset_table(manifest: RunManifest, name: str, version: str) -> pa.Table:
-    """Every row of the run, sorted by deal and cells, in the schema's types,
-    with the run's file metadata plus the dataset's name and version."""
-    table = read_run_table(manifest)
-    _check_complete(manifest, table)
-    table = table.sort_by([("deal_number", "ascending"), ("cells", "ascending")])
-    table = table.unify_dictionaries().combine_chunks()
-    chunk_meta = _chunk_metadata(manifest)
-    declared = manifest.declared
-    meta = {
-        "fca.schema_version": manifest.schema_version or schema.SCHEMA_VERSION,
-        "fca.package_version": manifest.package_version,
-        "fca.engine_version": manifest.engine_version,
-        "fca.git_commit": manifest.git_commit,
-        META_CONFIG: chunk_meta[META_CONFIG],
-        META_CONFIG_HASH: manifest.config_hash,
-        "fca.deal_start": str(declared[0][0]),
-        "fca.deal_end": str(declared[-1][1]),
-        "fca.deals": format_ranges(declared),
-        "fca.dataset_name": name,
-        "fca.dataset_version": version,
-    }
-    return table.cast(schema.arrow_schema(meta))
+def fence(text: str, info: str = "") -> list[str]:
+    """`text` in a Markdown code fence longer than any run of backticks in
+    it, so nothing in it can close the fence (CommonMark, "Fenced code blocks").
+
+    >>> fence("a ``` b")
+    ['````', 'a ``` b', '````']
+    """
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return [ticks + info, text, ticks]
 
 
-def write_parquet(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        table,
-        path,
-        compression="zstd",
-        row_group_size=ROW_GROUP_ROWS,
-        write_statistics=True,
-        write_page_index=True,
-        sorting_columns=[pq.SortingColumn(0), pq.SortingColumn(table.schema.get_field_index("cells"))],
-    )
+def inline(text: str) -> str:
+    """`text` as inline code that no character in it can break out of.
+
+    >>> inline("a`b")
+    '`` a`b ``'
+    """
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    return f"{ticks} {text} {ticks}" if longest else f"`{text}`"
+
+
+def _one_line(option: str, text: str) -> str:
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise PublishError(f"{option} {text!r}: control characters (such as a newline) are not allowed")
+    return text.strip()
+
+
+def public_command(argv: Sequence[str]) -> list[str]:
+    """A recorded command without local paths or addresses: the program by
+    its name, ``--out`` by the directory's last component, ``--address`` as
+    ADDRESS, any other absolute path by its last component.
+
+    >>> public_command(["/home/me/venv/bin/freecell-analyzer", "run", "1-9", "--out", "/home/me/runs/a", "--address=10.1.2.3:6379"])
+    ['freecell-analyzer', 'run', '1-9', '--out', 'a', '--address=ADDRESS']
+    """
+    out: list[str] = []
+    hide_next: str | None = None
+    for i, a in enumerate(argv):
+        if hide_next is not None:
+            out.append("ADDRESS" if hide_next == "--address" else Path(a).name or a)
+            hide_next = None
+            continue
+        if a in ("--out", "-o", "--address"):
+            hide_next = a
+            out.append(a)
+            continue
+        opt, eq, val = a.partition("=")
+        if eq and opt in ("--out", "--address"):
+            out.append(f"{opt}={'ADDRESS' if opt == '--address' else Path(val).name}")
+        elif i == 0 or a.startswith("/") or a.startswith("~"):
+            out.append(Path(a).name or a)
+        else:
+            out.append(a)
+    return out
+
+
+def public_manifest(run_dir: Path) -> bytes:
+    """The run's manifest as published: every command through
+    `public_command`, and no process ids."""
+    d = json.loads(runformat.manifest_path(run_dir).read_text())
+    for h in d.get("history", []):
+        h["command"] = public_command(h.get("command", []))
+        h.pop("pid", None)
+    return (json.dumps(d, indent=2) + "\n").encode()
+
+
+# --- streaming statistics -------------------------------------------------------------
+
+
+def _hist_add(h: np.ndarray, values: np.ndarray) -> np.ndarray:
+    if not len(values):
+        return h
+    add = np.bincount(values.astype(np.int64), minlength=len(h))
+    if len(add) > len(h):
+        h = np.concatenate([h, np.zeros(len(add) - len(h), dtype=np.int64)])
+    h[: len(add)] += add
+    return h
+
+
+def _hist_quantile(h: np.ndarray, q: float) -> float:
+    """The q-quantile of integer values from their histogram, interpolated
+    linearly between order statistics as pandas' default does."""
+    n = int(h.sum())
+    if not n:
+        return float("nan")
+    cum = np.cumsum(h)
+    pos = q * (n - 1)
+    lo, hi = int(np.floor(pos)), int(np.ceil(pos))
+    a = int(np.searchsorted(cum, lo + 1))
+    b = int(np.searchsorted(cum, hi + 1))
+    return a + (b - a) * (pos - lo)
+
+
+@dataclass
+class _Measure:
+    count: int = 0
+    total: float = 0.0
+    lo: float = float("inf")
+    hi: float = float("-inf")
+    hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def add(self, v: np.ndarray, exact_hist: bool) -> None:
+        if not len(v):
+            return
+        self.count += len(v)
+        self.total += float(v.sum())
+        self.lo = min(self.lo, float(v.min()))
+        self.hi = max(self.hi, float(v.max()))
+        if exact_hist:
+            self.hist = _hist_add(self.hist, v)
+
+
+#: Measures of the card's difficulty table: column, rows it is read on, and
+#: whether quantiles are kept (exact, from a histogram of the integer values;
+#: solution lengths are small integers, so this costs little memory).
+CARD_MEASURES: Final = (
+    ("solution_length_single", ("solved",), True),
+    ("solution_length_multi", ("solved",), True),
+    ("positions_expanded", ("solved", "unsolvable"), False),
+    ("elapsed_s", ("solved", "unsolvable"), False),
+)
+
+
+@dataclass
+class Stats:
+    """The dataset's figures, accumulated one row group at a time (constant
+    memory): rows and deals, outcomes per number of cells, the first deals of
+    each rare outcome, difficulty measures, minimum cells, and a digest of
+    every row (to compare what was written with what was read)."""
+
+    rows: int = 0
+    deals: int = 0
+    by_cells: dict[int, dict[str, int]] = field(default_factory=dict)
+    listed: dict[str, list[int]] = field(default_factory=lambda: {"unsolvable": [], "limit": [], "error": []})
+    listed_total: dict[str, int] = field(default_factory=lambda: {"unsolvable": 0, "limit": 0, "error": 0})
+    measures: dict[tuple[str, int], _Measure] = field(default_factory=dict)
+    min_cells: dict[str, int] = field(default_factory=dict)
+    digest: Any = field(default_factory=hashlib.sha256)
+    _last_deal: dict[str, int] = field(default_factory=dict)
+
+    #: Rows hashed at a time: the digest's pandas copy of the text columns is the
+    #: largest allocation of publishing (a per-row hash, so slicing does not change it).
+    DIGEST_ROWS: Final = 16_384
+
+    def feed(self, t: pa.Table) -> None:
+        if not t.num_rows:
+            return
+        for off in range(0, t.num_rows, self.DIGEST_ROWS):
+            part = t.slice(off, self.DIGEST_ROWS).to_pandas()
+            self.digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
+            del part
+        narrow = [c for c in t.column_names if c not in ("solution", "error", "attempt_history")]
+        df = t.select(narrow).to_pandas()
+        self.rows += len(df)
+        deals = df["deal_number"].to_numpy()
+        first_rows = np.r_[True, deals[1:] != deals[:-1]]
+        self.deals += int(first_rows.sum())
+        outcome = df["outcome"].astype(object).to_numpy()
+        cells = df["cells"].to_numpy().astype(np.int64)
+        for k in np.unique(cells):
+            at = cells == k
+            c = self.by_cells.setdefault(int(k), dict.fromkeys(schema.OUTCOMES, 0))
+            for o, n in zip(*np.unique(outcome[at], return_counts=True), strict=True):
+                c[str(o)] = c.get(str(o), 0) + int(n)
+            for col, on, exact in CARD_MEASURES:
+                mask = at & np.isin(outcome, on)
+                v = df[col].to_numpy()[mask]
+                v = v[~pd.isna(v)].astype(np.float64 if col == "elapsed_s" else np.int64)
+                self.measures.setdefault((col, int(k)), _Measure()).add(v, exact)
+        for o in self.listed:
+            ds = np.unique(deals[outcome == o])
+            if len(ds):
+                new = [int(x) for x in ds if self._last_deal.get(o) != int(x)]
+                self.listed_total[o] += len(new)
+                room = CARD_LIST - len(self.listed[o])
+                self.listed[o] += new[: max(0, room)]
+                self._last_deal[o] = int(ds[-1])
+        if "min_cells" in df:
+            mc = df["min_cells"].to_numpy()[first_rows]
+            for v in mc:
+                key = "undetermined" if pd.isna(v) else str(int(v))
+                self.min_cells[key] = self.min_cells.get(key, 0) + 1
+
+    def outcome_counts(self) -> dict[str, int]:
+        return {o: sum(c.get(o, 0) for c in self.by_cells.values()) for o in schema.OUTCOMES}
+
+    def hexdigest(self) -> str:
+        return str(self.digest.hexdigest())
 
 
 # --- dataset card, datapackage, citation ---------------------------------------------
@@ -271,13 +417,12 @@ class Dataset:
     license: License
     author: str
     manifest: RunManifest
-    frame: pd.DataFrame  # the published rows without solution text
+    stats: Stats
+    shards: tuple[str, ...]
 
     @property
     def title(self) -> str:
-        return (
-            f"FreeCell solvability of Microsoft deals {self.deals} ({describe_config(self.manifest.config)})"
-        )
+        return f"FreeCell solvability of Microsoft deals {self.deals} ({describe_config(self.manifest.config)})"
 
     @property
     def deals(self) -> str:
@@ -296,8 +441,7 @@ class Dataset:
         return m.group(0) if m else ""
 
     def outcome_counts(self) -> dict[str, int]:
-        counts = self.frame["outcome"].astype(object).value_counts()
-        return {o: int(counts.get(o, 0)) for o in schema.OUTCOMES}
+        return self.stats.outcome_counts()
 
 
 def frictionless_field(c: schema.Column) -> dict[str, Any]:
@@ -315,16 +459,44 @@ def frictionless_field(c: schema.Column) -> dict[str, Any]:
 
 
 def table_schema() -> dict[str, Any]:
+    # "nan": Frictionless reads Parquet through pandas, where a null in an
+    # integer column (min_cells, solution lengths) becomes NaN; no string
+    # column holds the text "nan".
     return {
         "fields": [frictionless_field(c) for c in schema.COLUMNS],
+        "missingValues": ["", "nan"],
         "primaryKey": ["deal_number", "variant", "cells", "move_rule"],
     }
 
 
 def datapackage(ds: Dataset, hashes: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
-    """The Frictionless descriptor; `hashes` maps path → (sha256, bytes)."""
-    data_sha, data_bytes = hashes[DATA_FILE]
+    """The Frictionless descriptor; `hashes` maps path → (sha256, bytes).
+    One resource per shard, each with the table schema."""
     man_sha, man_bytes = hashes[MANIFEST]
+    resources: list[dict[str, Any]] = [
+        {
+            "name": f"results-{i:05d}",
+            "type": "table",
+            "path": path,
+            "format": "parquet",
+            "mediatype": "application/vnd.apache.parquet",
+            # no "bytes": Frictionless's Parquet reader counts none and calls
+            # any figure wrong; the size is in SHA256SUMS's file and fca.shards
+            "hash": f"sha256:{hashes[path][0]}",
+            "schema": table_schema(),
+        }
+        for i, path in enumerate(ds.shards)
+    ]
+    resources.append(
+        {
+            "name": "run-manifest",
+            "path": MANIFEST,
+            "format": "json",
+            "mediatype": "application/json",
+            "bytes": man_bytes,
+            "hash": f"sha256:{man_sha}",
+        }
+    )
     return {
         "name": ds.name,
         "title": ds.title,
@@ -334,63 +506,66 @@ def datapackage(ds: Dataset, hashes: Mapping[str, tuple[str, int]]) -> dict[str,
         "keywords": ["freecell", "solitaire", "solvability", "combinatorial search"],
         "contributors": [{"title": ds.author, "role": "author"}],
         "created": ds.finished,
-        "resources": [
-            {
-                "name": "results",
-                "type": "table",
-                "path": DATA_FILE,
-                "format": "parquet",
-                "mediatype": "application/vnd.apache.parquet",
-                "bytes": data_bytes,
-                "hash": f"sha256:{data_sha}",
-                "schema": table_schema(),
-            },
-            {
-                "name": "run-manifest",
-                "path": MANIFEST,
-                "format": "json",
-                "mediatype": "application/json",
-                "bytes": man_bytes,
-                "hash": f"sha256:{man_sha}",
-            },
-        ],
+        "resources": resources,
         "fca": {
             "schema_version": ds.manifest.schema_version,
             "config_hash": ds.manifest.config_hash,
             "deals": ds.deals,
-            "rows": len(ds.frame),
+            "rows": ds.stats.rows,
             "outcomes": ds.outcome_counts(),
+            "row_digest": ds.stats.hexdigest(),
         },
     }
 
 
-def _md_table(frame: pd.DataFrame) -> list[str]:
-    from .report import Table, display_rows
-
-    cols, rows, numeric = display_rows(Table("t", "", frame))
-    out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
-    return out + ["| " + " | ".join(v.replace("|", "\\|") for v in r) + " |" for r in rows]
-
-
-def _deal_list(numbers: Sequence[int]) -> str:
+def _deal_list(numbers: Sequence[int], total: int) -> str:
     shown = ", ".join(str(n) for n in numbers[:CARD_LIST])
-    return shown + (f", ... ({len(numbers):,} in all)" if len(numbers) > CARD_LIST else "")
+    return shown + (f", ... ({total:,} in all)" if total > len(numbers) else "")
 
 
 def _yaml_str(s: str) -> str:
     return json.dumps(s)  # a JSON string is a valid YAML double-quoted scalar
 
 
+def _num(v: float, unit: str) -> str:
+    if v != v or v in (float("inf"), float("-inf")):
+        return ""
+    if unit == "seconds":
+        return f"{v:.4g}"
+    return f"{v:,.1f}" if v != int(v) else f"{int(v):,}"
+
+
+def _difficulty_lines(stats: Stats) -> list[str]:
+    lines = [
+        "| measure | cells | on | count | min | median | p90 | p99 | max | mean |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for col, on, exact in CARD_MEASURES:
+        unit = schema.column(col).unit
+        for (c, k), m in sorted(stats.measures.items()):
+            if c != col or not m.count:
+                continue
+            q = [_num(_hist_quantile(m.hist, x), unit) for x in (0.5, 0.9, 0.99)] if exact else ["", "", ""]
+            lines.append(
+                f"| `{col}` ({unit}) | {k} | {'/'.join(on)} | {m.count:,} | {_num(m.lo, unit)} | {q[0]} | {q[1]} | {q[2]} | "
+                f"{_num(m.hi, unit)} | {_num(m.total / m.count, unit)} |"
+            )
+    return lines
+
+
 def dataset_card(ds: Dataset) -> str:
-    """README.md in the Hugging Face dataset card format."""
+    """README.md in the Hugging Face dataset card format. Every string a user
+    chose (the author, the commands with their directory names) sits in a
+    code fence or YAML string it cannot break out of."""
     m = ds.manifest
     cfg = m.config
     counts = ds.outcome_counts()
-    total = len(ds.frame)
+    total = ds.stats.rows
     limits = cfg.get("limits") or {}
     variant = cfg.get("variant") or {}
     min_cells = bool(cfg.get("min_cells"))
     cells = config_cells(cfg)
+    commands = "\n".join(shlex.join(public_command(i.command)) for i in m.invocations if i.command) or "(not recorded)"
     lines = [
         "---",
         f"pretty_name: {_yaml_str(ds.title)}",
@@ -403,7 +578,7 @@ def dataset_card(ds: Dataset) -> str:
         "- config_name: default",
         "  data_files:",
         "  - split: train",
-        "    path: data/*.parquet",
+        f"    path: {DATA_DIR}/train-*.parquet",
         "---",
         "",
         f"# {ds.title}",
@@ -419,36 +594,42 @@ def dataset_card(ds: Dataset) -> str:
         "",
         "```python",
         "import pandas as pd",
-        f'df = pd.read_parquet("{DATA_FILE}")',
+        f'df = pd.read_parquet("{DATA_DIR}/")',
         "```",
         "",
-        'It reads as well with `pyarrow.dataset.dataset("data/")`, DuckDB '
-        '(`SELECT * FROM \'data/*.parquet\'`) and `datasets.load_dataset("parquet", data_files="data/*.parquet")`.',
+        f'It reads as well with `pyarrow.dataset.dataset("{DATA_DIR}/")`, DuckDB '
+        f"(`SELECT * FROM '{DATA_DIR}/*.parquet'`) and "
+        f'`datasets.load_dataset("parquet", data_files="{DATA_DIR}/*.parquet")`.',
         "",
         "## How it was produced",
         "",
         f"With FreeCell Analyzer {m.package_version or 'unknown'} (engine {m.engine_version or 'unknown'}"
         + (f", git commit `{m.git_commit}`" if m.git_commit else "")
-        + f"; result schema version {m.schema_version or schema.SCHEMA_VERSION}), by the command:",
+        + f"; result schema version {m.schema_version or schema.SCHEMA_VERSION}), by the commands, in order:",
         "",
-        "```sh",
-        shlex.join(m.command) if m.command else "(not recorded)",
-        "```",
+        *fence(commands, "sh"),
         "",
         f"Configuration (hash `{m.config_hash}`):",
         "",
-        "```json",
-        json.dumps(cfg, indent=2, sort_keys=True),
-        "```",
+        *fence(json.dumps(cfg, indent=2, sort_keys=True), "json"),
         "",
-        "| invocation | started | finished | wall time (s) | status |",
-        "|---:|---|---|---:|---|",
+        "| invocation | kind | deals | started | finished | wall time (s) | status |",
+        "|---:|---|---|---|---|---:|---|",
         *(
-            f"| {i} | {inv.started_at} | {inv.finished_at} | {inv.wall_s:.1f} | {inv.status} |"
+            f"| {i} | {inv.kind} | {inv.deals} | {inv.started_at} | {inv.finished_at} | {inv.wall_s:.1f} | {inv.status} |"
             for i, inv in enumerate(m.invocations, 1)
         ),
         "",
-        f"`{MANIFEST}` is the run manifest as the run wrote it.",
+    ]
+    if m.passes:
+        lines += [
+            "Escalation passes re-solved the `limit` rows with larger budgets (`attempts`, `attempt_history`):",
+            "",
+            *(f"- pass {i}: {', '.join(f'{k} {v}' for k, v in p.items())}" for i, p in enumerate(m.passes, 1)),
+            "",
+        ]
+    lines += [
+        f"`{MANIFEST}` is the run manifest (commands without local paths or addresses).",
         "",
         "## Outcomes",
         "",
@@ -467,43 +648,51 @@ def dataset_card(ds: Dataset) -> str:
         "",
         "## Schema",
         "",
-        f"File `{DATA_FILE}`, sorted by `deal_number` then `cells`, zstd-compressed, "
-        f"row groups of up to {ROW_GROUP_ROWS:,} rows. Parquet file metadata keys `fca.*` repeat the "
-        "versions, configuration and deal range.",
+        f"Files `{DATA_DIR}/train-NNNNN-of-MMMMM.parquet` ({len(ds.shards)} shards), sorted by `deal_number` then "
+        f"`cells`, zstd-compressed, row groups of up to {runformat.ROW_GROUP_DEALS:,} deals. Parquet file metadata "
+        "keys `fca.*` repeat the versions, configuration and deal range.",
         "",
         schema.markdown_table(),
         "",
         "## Summary statistics",
         "",
+        "Counts are of rows; a row is one deal at one number of cells.",
+        "",
         "| figure | value |",
         "|---|---:|",
         f"| rows | {total:,} |",
-        f"| deals | {int(ds.frame['deal_number'].nunique()):,} |",
+        f"| deals | {ds.stats.deals:,} |",
         "",
         "| outcome | rows | share |",
         "|---|---:|---:|",
-        *(
-            f"| {o} | {counts[o]:,} | {100 * counts[o] / total if total else 0:.2f} % |"
-            for o in schema.OUTCOMES
-        ),
+        *(f"| {o} | {counts[o]:,} | {100 * counts[o] / total if total else 0:.4f} % |" for o in schema.OUTCOMES),
         "",
     ]
     if len(cells) > 1:
-        lines += ["Per number of cells:", "", *_md_table(summary.outcome_table(ds.frame)), ""]
-    lines += ["Difficulty:", "", *_md_table(summary.difficulty_table(ds.frame).drop(columns=["mean"])), ""]
+        lines += ["Per number of cells:", "", "| cells | " + " | ".join(schema.OUTCOMES) + " |", "|---:|" + "---:|" * len(schema.OUTCOMES)]
+        lines += [f"| {k} | " + " | ".join(f"{c.get(o, 0):,}" for o in schema.OUTCOMES) + " |" for k, c in sorted(ds.stats.by_cells.items())]
+        lines.append("")
+    lines += ["Difficulty (quantiles of solution lengths are exact; the other measures give count, min, max and mean):", "", *_difficulty_lines(ds.stats), ""]
     for o in ("unsolvable", "limit", "error"):
-        rows = ds.frame[ds.frame["outcome"] == o]
-        if len(rows):
-            numbers = sorted({int(n) for n in rows["deal_number"]})
-            lines += [f"Deals with outcome `{o}` ({len(numbers):,}): {_deal_list(numbers)}.", ""]
+        if ds.stats.listed_total[o]:
+            n = ds.stats.listed_total[o]
+            lines += [f"Deals with outcome `{o}` ({n:,}): {_deal_list(ds.stats.listed[o], n)}.", ""]
     if min_cells:
-        lines += [
-            "Minimum number of cells per deal:",
-            "",
-            *_md_table(summary.min_cells_distribution(ds.frame, cells)),
-            "",
-        ]
+        lines += ["Minimum number of cells per deal:", "", "| min_cells | deals |", "|---|---:|"]
+        lines += [f"| {k} | {v:,} |" for k, v in sorted(ds.stats.min_cells.items(), key=lambda kv: (not kv[0].isdigit(), kv[0].zfill(3)))]
+        lines.append("")
     nondet = ", ".join(f"`{c}`" for c in sorted(schema.NONDETERMINISTIC))
+    bib = "\n".join(
+        [
+            f"@dataset{{{re.sub(r'[^A-Za-z0-9]+', '_', ds.name)}_{re.sub(r'[^A-Za-z0-9]+', '_', ds.version)},",
+            f"  title = {{{ds.title}}},",
+            f"  author = {{{ds.author}}},",
+            f"  version = {{{ds.version}}},",
+            *([f"  year = {{{ds.released[:4]}}},"] if ds.released else []),
+            f"  note = {{Dataset {ds.name}, license {ds.license.spdx}}}",
+            "}",
+        ]
+    )
     lines += [
         "## Caveats",
         "",
@@ -525,15 +714,7 @@ def dataset_card(ds: Dataset) -> str:
         "",
         "## How to cite",
         "",
-        "```bibtex",
-        f"@dataset{{{re.sub(r'[^A-Za-z0-9]+', '_', ds.name)}_{re.sub(r'[^A-Za-z0-9]+', '_', ds.version)},",
-        f"  title = {{{ds.title}}},",
-        f"  author = {{{ds.author}}},",
-        f"  version = {{{ds.version}}},",
-        *([f"  year = {{{ds.released[:4]}}},"] if ds.released else []),
-        f"  note = {{Dataset {ds.name}, license {ds.license.spdx}}}",
-        "}",
-        "```",
+        *fence(bib, "bibtex"),
         "",
         f"License: {ds.license.title} ({ds.license.spdx}, {ds.license.url}).",
     ]
@@ -566,6 +747,26 @@ def sums_text(hashes: Mapping[str, tuple[str, int]]) -> str:
 # --- publish ---------------------------------------------------------------------
 
 
+def _dataset_metadata(manifest: RunManifest, name: str, version: str, first: int, last: int) -> dict[str, str]:
+    return {
+        "fca.schema_version": manifest.schema_version or schema.SCHEMA_VERSION,
+        "fca.package_version": manifest.package_version,
+        "fca.engine_version": manifest.engine_version,
+        "fca.git_commit": manifest.git_commit,
+        "fca.config": RunConfig.from_dict(manifest.config).canonical_json(),
+        "fca.config_hash": manifest.config_hash,
+        "fca.deal_start": str(first),
+        "fca.deal_end": str(last),
+        "fca.deals": format_ranges(manifest.declared),
+        "fca.dataset_name": name,
+        "fca.dataset_version": version,
+    }
+
+
+def _storage(e: OSError, what: Path) -> StorageError:
+    return storage_error(e, str(what))
+
+
 def publish(
     run_dir: Path | str,
     out: Path | str,
@@ -574,58 +775,100 @@ def publish(
     version: str = DEFAULT_VERSION,
     license: str = DEFAULT_LICENSE,
     author: str = DEFAULT_AUTHOR,
+    replay: int = REPLAY_SAMPLE,
 ) -> Path:
-    """Publishes a complete run as ``out/version``; returns that directory."""
+    """Publishes a complete, valid run as ``out/version``; returns that
+    directory. Raises `RunInvalidError` (exit 1) for a run ``validate`` would
+    call invalid or incomplete, `PublishError` (exit 2) for bad options or
+    an output that cannot be written."""
     lic = license_of(license)
     if not _VERSION.match(version):
         raise PublishError(f"--version {version!r}: use letters, digits and . + _ - (e.g. 1.0.0)")
-    if not author.strip():
+    author = _one_line("--author", author)
+    if not author:
         raise PublishError("--author must not be empty")
     out = Path(out)
+    if out.is_symlink() and not out.exists():
+        raise PublishError(f"--out {out}: a dangling symbolic link")
     if out.exists() and not out.is_dir():
         raise PublishError(f"--out {out}: exists and is not a directory")
     target = out / version
-    if target.exists():
+    if target.exists() or target.is_symlink():
         raise PublishError(
-            f"{target} already exists: a published version is never changed; publish under a new --version"
+            f"{target} already exists{' (a dangling symbolic link)' if not target.exists() else ''}: "
+            "a published version is never changed; publish under a new --version"
         )
     manifest = read_manifest(Path(run_dir))
     name = name if name is not None else default_name(manifest.config, format_ranges(manifest.declared))
     if not _NAME.match(name):
         raise PublishError(f"--name {name!r}: use lowercase letters, digits and . _ - (a Frictionless name)")
-    table = dataset_table(manifest, name, version)
-    frame = table.drop_columns(["solution"]).to_pandas()
-    ds = Dataset(name, version, lic, author.strip(), manifest, frame)
-
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".{version}.partial"
-    if tmp.exists():
-        _make_writable(tmp)
-        shutil.rmtree(tmp)
     try:
+        state = runformat.checked_state(manifest.path)
+    except AnalyzerError as e:
+        raise RunInvalidError(str(e)) from None
+    shards = plan_shards(state.sealed)
+    paths = tuple(shard_name(i, len(shards)) for i in range(len(shards)))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = out / f".{version}.{os.getpid()}.{secrets.token_hex(4)}.partial"
         tmp.mkdir()
-        write_parquet(table, tmp / DATA_FILE)
+    except OSError as e:
+        raise _storage(e, out) from None
+    try:
+        stats = Stats()
+        (tmp / DATA_DIR).mkdir()
+        for path, group in zip(paths, shards, strict=True):
+            meta = _dataset_metadata(manifest, name, version, group[0].start, group[-1].end)
+            target_schema = schema.arrow_schema(meta)
+            with pq.ParquetWriter(
+                tmp / path, target_schema, compression="zstd", write_statistics=True, write_page_index=True,
+                write_page_checksum=True,
+                sorting_columns=[pq.SortingColumn(0), pq.SortingColumn(target_schema.get_field_index("cells"))],
+            ) as w:  # fmt: skip
+                for entry in group:
+                    try:
+                        for t in runformat.read_checked(manifest.path / entry.file, state.manifest.config, entry=entry):
+                            stats.feed(t)
+                            w.write_table(t.cast(target_schema), row_group_size=t.num_rows)
+                    except runformat.FileInvalid as e:
+                        raise RunInvalidError(f"{manifest.path}: {entry.file}: {e.reason}; run `freecell-analyzer validate`") from None
         (tmp / MANIFEST).parent.mkdir()
-        (tmp / MANIFEST).write_bytes(manifest.raw)
-        hashes = {p: (sha256_file(tmp / p), (tmp / p).stat().st_size) for p in (DATA_FILE, MANIFEST)}
+        (tmp / MANIFEST).write_bytes(public_manifest(manifest.path))
+        hashes = {p: runformat.sha256_file(tmp / p) for p in (*paths, MANIFEST)}
+        ds = Dataset(name, version, lic, author, manifest, stats, paths)
         (tmp / PACKAGE).write_text(json.dumps(datapackage(ds, hashes), indent=2) + "\n", encoding="utf-8")
         (tmp / CARD).write_text(dataset_card(ds), encoding="utf-8")
         (tmp / CITATION).write_text(citation_cff(ds), encoding="utf-8")
         for rel in (PACKAGE, CARD, CITATION):
-            hashes[rel] = (sha256_file(tmp / rel), (tmp / rel).stat().st_size)
+            hashes[rel] = runformat.sha256_file(tmp / rel)
         (tmp / SUMS).write_text(sums_text(hashes), encoding="utf-8")
+        # What was written, read back: every row (digest), checksums, card, a replay sample.
+        problems = _validate_version(tmp, replay=replay, replay_all=False, expected_name=version)
+        if problems:
+            raise PublishError(f"the dataset written in {tmp.name} does not check out: {problems[0]}")
         for f in tmp.rglob("*"):
             if f.is_file():
                 f.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        if target.exists():  # someone published it meanwhile
-            raise PublishError(f"{target} already exists: a published version is never changed")
-        os.rename(tmp, target)
+        try:
+            os.rename(tmp, target)
+        except OSError as e:
+            if e.errno in (errno.EEXIST, errno.ENOTEMPTY) or target.exists():
+                raise PublishError(f"{target} was published meanwhile by another publish: a published version is never changed") from None
+            raise
+    except OSError as e:
+        _remove(tmp)
+        raise _storage(e, tmp) from None
     except BaseException:
-        if tmp.exists():
-            _make_writable(tmp)
-            shutil.rmtree(tmp)
+        _remove(tmp)
         raise
     return target
+
+
+def _remove(d: Path) -> None:
+    with contextlib.suppress(OSError):
+        if d.exists():
+            _make_writable(d)
+            shutil.rmtree(d)
 
 
 def _make_writable(d: Path) -> None:
@@ -651,53 +894,115 @@ def is_dataset(path: Path | str) -> bool:
     )
 
 
-def validate_dataset(path: Path | str, *, replay: int = REPLAY_SAMPLE) -> list[str]:
+def validate_dataset(
+    path: Path | str, *, replay: int = REPLAY_SAMPLE, replay_all: bool = False, seed: int = 0
+) -> list[str]:
     """Problems found in a published version (or in every version under
     `path`), as one line each; an empty list means the dataset is sound.
 
-    Checks: every checksum in SHA256SUMS and datapackage.json, every file
-    listed; the Parquet schema against `analyzer.schema`; rows sorted, no
-    duplicates, no missing deal; the card's and datapackage's figures
-    against the data; and `replay` solutions through `analyzer.verifier`.
+    Checks, streaming one row group at a time: every checksum in SHA256SUMS
+    and datapackage.json, every file listed; each shard's schema against
+    `analyzer.schema`; rows sorted across shards, no duplicates, no missing
+    deal, the row invariants of `jobs.runformat.table_problems`; the card's
+    and datapackage's figures (and the digest of every row) against the
+    data; and `replay` solutions (every one with `replay_all`) through
+    `analyzer.verifier`.
     """
     p = Path(path)
     if not p.is_dir():
         raise PublishError(f"{p}: no such directory")
     if _is_version_dir(p):
-        return _validate_version(p, replay)
-    versions = sorted(
-        c for c in p.iterdir() if c.is_dir() and not c.name.startswith(".") and _is_version_dir(c)
-    )
+        return _validate_version(p, replay, replay_all, seed=seed)
+    versions = sorted(c for c in p.iterdir() if c.is_dir() and not c.name.startswith(".") and _is_version_dir(c))
     if not versions:
         raise PublishError(f"{p}: not a published dataset (no {PACKAGE} and {SUMS})")
-    return [f"{v.name}: {problem}" for v in versions for problem in _validate_version(v, replay)]
+    return [f"{v.name}: {problem}" for v in versions for problem in _validate_version(v, replay, replay_all, seed=seed)]
 
 
-def _validate_version(d: Path, replay: int) -> list[str]:
+def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, expected_name: str | None = None) -> list[str]:
     problems: list[str] = []
-    for required in (CARD, PACKAGE, CITATION, MANIFEST, SUMS, DATA_FILE):
+    for required in (CARD, PACKAGE, CITATION, MANIFEST, SUMS):
         if not (d / required).is_file():
             problems.append(f"{required} is missing")
     problems += _check_sums(d)
     try:
         package = json.loads((d / PACKAGE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        shards = [str(r.get("path")) for r in package.get("resources", []) if r.get("format") == "parquet"]
+    except (OSError, ValueError, AttributeError) as e:
         return [*problems, f"{PACKAGE}: not readable JSON ({e})"]
-    problems += _check_package_resources(d, package)
-    if not (d / DATA_FILE).is_file():
-        return problems
+    problems += _check_package_resources(d, package, expected_name or d.name)
     try:
-        table = pq.read_table(d / DATA_FILE)
-    except (OSError, pa.ArrowException) as e:
-        return [*problems, f"{DATA_FILE}: not readable Parquet ({e})"]
-    try:
-        manifest = read_manifest((d / MANIFEST).parent)
-    except AnalyzerError as e:
+        m = runformat.Manifest.from_json((d / MANIFEST).read_text(encoding="utf-8"), MANIFEST)
+    except (OSError, AnalyzerError) as e:
         return [*problems, f"{MANIFEST}: {e}"]
-    problems += _check_table(table, manifest, package)
-    problems += _check_card(d, table, package)
-    problems += _check_replay(table, manifest, replay)
-    return problems
+    if not shards or [s for s in shards if not _SHARD.fullmatch(Path(s).name)]:
+        return [*problems, f"{PACKAGE}: no shards named {DATA_DIR}/train-NNNNN-of-MMMMM.parquet"]
+    from jobs.check import Replayer
+
+    stats = Stats()
+    replayer = Replayer(m.config.variant.as_dict(), every=replay_all, sample=replay, seed=seed)
+    try:
+        expect = [(r.start, r.end) for r in m.deals]
+        next_deal: int | None = None
+        ranges = list(m.deals)
+        for s in shards:
+            try:
+                pf = pq.ParquetFile(d / s, page_checksum_verification=True)
+            except (OSError, pa.ArrowException) as e:
+                return [*problems, f"{s}: not readable Parquet ({e})"]
+            if not pf.schema_arrow.remove_metadata().equals(schema.arrow_schema(), check_metadata=True):
+                return [*problems, f"{s}: columns differ from analyzer.schema"]
+            meta = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
+            if meta.get("fca.config_hash") != m.config_hash:
+                problems.append(f"{s}: configuration hash differs from {MANIFEST}")
+            for i in range(pf.num_row_groups):
+                try:
+                    t = pf.read_row_group(i).replace_schema_metadata(None)
+                except (OSError, pa.ArrowException) as e:
+                    return [*problems, f"{s}: row group {i} unreadable ({e})"]
+                bad = runformat.table_problems(t, m.config)
+                if bad:
+                    return [*problems, f"{s}: {bad[0]}"]
+                deals = t.column("deal_number").to_numpy()
+                if next_deal is None:
+                    next_deal = ranges[0].start
+                # deals must follow the declared ranges in order, each once (rows: as the run's config asks)
+                uniq = deals[np.r_[True, deals[1:] != deals[:-1]]]
+                for x in uniq:
+                    while ranges and next_deal is not None and next_deal > ranges[0].end:
+                        ranges.pop(0)
+                        next_deal = ranges[0].start if ranges else None
+                    if next_deal is None or int(x) != next_deal:
+                        return [*problems, f"{s}: deal {int(x)} where deal {next_deal} was due (rows missing, repeated or out of order)"]
+                    next_deal += 1
+                per = m.config.rows_per_deal()
+                if per is not None and len(deals) != per * len(uniq):
+                    return [*problems, f"{s}: expected {per} rows per deal"]
+                stats.feed(t)
+                replayer.feed(
+                    t.filter(pc.equal(runformat.strings(t.column("outcome")), "solved")).select(
+                        ["deal_number", "cells", "solution", "solution_length_multi"]
+                    )
+                )
+        while ranges and next_deal is not None and next_deal > ranges[0].end:
+            ranges.pop(0)
+            next_deal = ranges[0].start if ranges else None
+        if ranges:
+            problems.append(f"{DATA_DIR}: no rows from deal {next_deal} on (declared {format_ranges(expect)})")
+        facts = package.get("fca") or {}
+        if facts.get("rows") != stats.rows:
+            problems.append(f"{PACKAGE}: says {facts.get('rows')} rows, the data has {stats.rows}")
+        if facts.get("outcomes") != stats.outcome_counts():
+            problems.append(f"{PACKAGE}: outcome counts {facts.get('outcomes')} differ from the data's {stats.outcome_counts()}")
+        if facts.get("row_digest") != stats.hexdigest():
+            problems.append(f"{PACKAGE}: the digest of every row differs from the data's (rows changed)")
+        if facts.get("config_hash") != m.config_hash:
+            problems.append(f"{PACKAGE}: configuration hash differs from {MANIFEST}")
+        problems += _check_card(d, stats, package)
+        problems += replayer.finish()
+        return problems
+    finally:
+        replayer.close()
 
 
 def _check_sums(d: Path) -> list[str]:
@@ -729,122 +1034,29 @@ def _check_sums(d: Path) -> list[str]:
     return problems
 
 
-def _check_package_resources(d: Path, package: Mapping[str, Any]) -> list[str]:
+def _check_package_resources(d: Path, package: Mapping[str, Any], version: str) -> list[str]:
     problems: list[str] = []
     resources = package.get("resources")
     if not isinstance(resources, list) or not resources:
         return [f"{PACKAGE}: no resources"]
-    paths = set()
     for r in resources:
         rel = str(r.get("path", ""))
-        paths.add(rel)
         f = d / rel
         if not rel or not f.is_file():
             problems.append(f"{PACKAGE}: resource {r.get('name')!r} points at missing file {rel!r}")
             continue
-        if r.get("bytes") != f.stat().st_size:
-            problems.append(
-                f"{PACKAGE}: {rel} has {f.stat().st_size} bytes, the package says {r.get('bytes')}"
-            )
+        if "bytes" in r and r.get("bytes") != f.stat().st_size:
+            problems.append(f"{PACKAGE}: {rel} has {f.stat().st_size} bytes, the package says {r.get('bytes')}")
         if r.get("hash") != f"sha256:{sha256_file(f)}":
             problems.append(f"{PACKAGE}: sha256 of {rel} differs from the package's hash")
-        if rel == DATA_FILE and r.get("schema") != table_schema():
+        if r.get("format") == "parquet" and r.get("schema") != table_schema():
             problems.append(f"{PACKAGE}: the table schema of {rel} differs from analyzer.schema")
-    if DATA_FILE not in paths:
-        problems.append(f"{PACKAGE}: no resource for {DATA_FILE}")
-    if package.get("version") != d.name:
-        problems.append(f"{PACKAGE}: version {package.get('version')!r} but the directory is {d.name!r}")
+    if package.get("version") != version:
+        problems.append(f"{PACKAGE}: version {package.get('version')!r} but the directory is {version!r}")
     return problems
 
 
-def _check_table(table: pa.Table, manifest: RunManifest, package: Mapping[str, Any]) -> list[str]:
-    problems: list[str] = []
-    expected = schema.arrow_schema()
-    for c in schema.COLUMNS:
-        if c.name not in table.column_names:
-            problems.append(f"{DATA_FILE}: no column {c.name}")
-        elif table.schema.field(c.name).type != c.type:
-            problems.append(
-                f"{DATA_FILE}: column {c.name} is {table.schema.field(c.name).type}, expected {c.type}"
-            )
-    extra = [n for n in table.column_names if n not in expected.names]
-    if extra:
-        problems.append(f"{DATA_FILE}: unexpected columns {', '.join(extra)}")
-    if problems:
-        return problems
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-    if meta.get(META_CONFIG_HASH) != manifest.config_hash:
-        problems.append(f"{DATA_FILE}: configuration hash differs from {MANIFEST}")
-    if hashlib.sha256(meta.get(META_CONFIG, "").encode()).hexdigest() != manifest.config_hash:
-        problems.append(f"{DATA_FILE}: {META_CONFIG} does not hash to the configuration hash")
-    deals = table["deal_number"].to_numpy()
-    cells = table["cells"].to_numpy()
-    order = np.lexsort((cells, deals))
-    if not np.array_equal(order, np.arange(len(order))):
-        problems.append(f"{DATA_FILE}: rows are not sorted by deal_number, cells")
-    keys = pd.DataFrame({"deal_number": deals, "cells": cells})
-    dup = keys[keys.duplicated()]
-    if len(dup):
-        problems.append(
-            f"{DATA_FILE}: {len(dup)} duplicate rows (first: deal {int(dup.iloc[0]['deal_number'])}, "
-            f"{int(dup.iloc[0]['cells'])} cells)"
-        )
-    try:
-        declared = parse_deals(meta.get("fca.deals", manifest.deals))
-    except AnalyzerError as e:
-        return [*problems, f"{DATA_FILE}: fca.deals: {e}"]
-    gaps = missing_ranges(declared, deals)
-    if gaps:
-        problems.append(
-            f"{DATA_FILE}: no rows for deals {format_ranges(gaps[:10])}{' ...' if len(gaps) > 10 else ''}"
-        )
-    inside = np.zeros(len(deals), dtype=bool)
-    for a, b in declared:
-        inside |= (deals >= a) & (deals <= b)
-    if not inside.all():
-        problems.append(
-            f"{DATA_FILE}: {int((~inside).sum())} rows for deals outside {format_ranges(declared)}"
-        )
-    if not manifest.config.get("min_cells"):
-        want = set(config_cells(manifest.config))
-        if set(np.unique(cells).tolist()) - want or len(keys) != count_deals(declared) * len(want):
-            problems.append(f"{DATA_FILE}: expected one row per deal for each of cells {sorted(want)}")
-    problems += _check_invariants(table)
-    facts = package.get("fca") or {}
-    outcomes = table.column("outcome").to_pandas().astype(object).value_counts()
-    actual = {o: int(outcomes.get(o, 0)) for o in schema.OUTCOMES}
-    if facts.get("rows") != table.num_rows:
-        problems.append(f"{PACKAGE}: says {facts.get('rows')} rows, the data has {table.num_rows}")
-    if facts.get("outcomes") != actual:
-        problems.append(f"{PACKAGE}: outcome counts {facts.get('outcomes')} differ from the data's {actual}")
-    if facts.get("config_hash") != manifest.config_hash:
-        problems.append(f"{PACKAGE}: configuration hash differs from {MANIFEST}")
-    return problems
-
-
-def _check_invariants(table: pa.Table) -> list[str]:
-    """What each outcome implies about the other columns."""
-    df = table.select(
-        ["deal_number", "outcome", "solution", "solution_length_single", "limit_reason", "error"]
-    ).to_pandas()
-    df["outcome"] = df["outcome"].astype(object)
-    rules = [
-        ("solved rows without a solution or its length",
-         (df["outcome"] == "solved") & (df["solution"].isna() | df["solution_length_single"].isna())),
-        ("unsolved rows with a solution", (df["outcome"] != "solved") & df["solution"].notna()),
-        ("limit rows without a limit_reason", (df["outcome"] == "limit") & df["limit_reason"].isna()),
-        ("error rows without an error message", (df["outcome"] == "error") & df["error"].isna()),
-    ]  # fmt: skip
-    problems = []
-    for what, bad in rules:
-        if bad.any():
-            problems.append(
-                f"{DATA_FILE}: {int(bad.sum())} {what} (first: deal {int(df.loc[bad, 'deal_number'].iloc[0])})"
-            )
-    return problems
-
-
-def _check_card(d: Path, table: pa.Table, package: Mapping[str, Any]) -> list[str]:
+def _check_card(d: Path, stats: Stats, package: Mapping[str, Any]) -> list[str]:
     try:
         card = (d / CARD).read_text(encoding="utf-8")
         cff = (d / CITATION).read_text(encoding="utf-8")
@@ -859,60 +1071,32 @@ def _check_card(d: Path, table: pa.Table, package: Mapping[str, Any]) -> list[st
     lic = LICENSES.get(str(lic_name))
     hl = re.search(r"^license: (\S+)$", header, re.M)
     if lic is None or not hl or hl.group(1) != lic.hf:
-        problems.append(
-            f"{CARD}: license {hl.group(1) if hl else None!r} does not match {PACKAGE}'s {lic_name!r}"
-        )
+        problems.append(f"{CARD}: license {hl.group(1) if hl else None!r} does not match {PACKAGE}'s {lic_name!r}")
     hs = re.search(r"^size_categories:\n- (\S+)$", header, re.M)
-    if not hs or hs.group(1) != size_category(table.num_rows):
-        problems.append(
-            f"{CARD}: size category {hs.group(1) if hs else None!r} does not fit {table.num_rows} rows"
-        )
+    if not hs or hs.group(1) != size_category(stats.rows):
+        problems.append(f"{CARD}: size category {hs.group(1) if hs else None!r} does not fit {stats.rows} rows")
     paths = re.findall(r"^\s+path: (\S+)$", header, re.M)
-    if not paths or not all(list(d.glob(p)) == [d / DATA_FILE] for p in paths):
-        problems.append(f"{CARD}: data_files {paths} do not match {DATA_FILE}")
+    shards = sorted(str(r.get("path")) for r in package.get("resources", []) if r.get("format") == "parquet")
+    if not paths or not all(sorted(x.relative_to(d).as_posix() for x in d.glob(p)) == shards for p in paths):
+        problems.append(f"{CARD}: data_files {paths} do not match the shards")
     title = package.get("title", "")
     pn = re.search(r"^pretty_name: (.+)$", header, re.M)
     if not pn or pn.group(1) != _yaml_str(str(title)):
         problems.append(f"{CARD}: pretty_name differs from {PACKAGE}'s title")
     rows = re.search(r"^\| rows \| ([\d,]+) \|$", card, re.M)
-    if not rows or int(rows.group(1).replace(",", "")) != table.num_rows:
-        problems.append(f"{CARD}: the row count does not match the data ({table.num_rows})")
-    outcomes = table.column("outcome").to_pandas().astype(object).value_counts()
+    if not rows or int(rows.group(1).replace(",", "")) != stats.rows:
+        problems.append(f"{CARD}: the row count does not match the data ({stats.rows})")
+    counts = stats.outcome_counts()
     for o in schema.OUTCOMES:
         found = re.search(rf"^\| {o} \| ([\d,]+) \|", card, re.M)
-        if not found or int(found.group(1).replace(",", "")) != int(outcomes.get(o, 0)):
-            problems.append(f"{CARD}: the {o} count does not match the data ({int(outcomes.get(o, 0))})")
+        if not found or int(found.group(1).replace(",", "")) != counts[o]:
+            problems.append(f"{CARD}: the {o} count does not match the data ({counts[o]})")
     if schema.markdown_table() not in card:
         problems.append(f"{CARD}: the schema table differs from analyzer.schema")
     if f"version: {_yaml_str(str(package.get('version')))}" not in cff.splitlines():
         problems.append(f"{CITATION}: version differs from {PACKAGE}")
     if f"title: {_yaml_str(str(title))}" not in cff.splitlines():
         problems.append(f"{CITATION}: title differs from {PACKAGE}")
-    return problems
-
-
-def _check_replay(table: pa.Table, manifest: RunManifest, sample: int) -> list[str]:
-    """Replays up to `sample` solutions, evenly spread, through the verifier."""
-    if sample <= 0:
-        return []
-    solved = table.filter(pc.equal(table["outcome"].cast(pa.string()), pa.scalar("solved")))
-    if not solved.num_rows:
-        return []
-    picks = np.unique(np.linspace(0, solved.num_rows - 1, min(sample, solved.num_rows)).astype(np.int64))
-    rows = solved.take(picks).select(["deal_number", "cells", "solution"]).to_pylist()
-    v = dict(manifest.config.get("variant") or {})
-    problems = []
-    for r in rows:
-        try:
-            rules = verifier.VerifierVariant(**{**v, "cells": int(r["cells"])})
-            rep = verifier.replay(int(r["deal_number"]), str(r["solution"]), rules)
-        except (verifier.VerifierError, TypeError) as e:
-            problems.append(f"{DATA_FILE}: deal {r['deal_number']}: cannot replay ({e})")
-            continue
-        if not rep.won:
-            problems.append(
-                f"{DATA_FILE}: deal {r['deal_number']} ({r['cells']} cells): solution fails: {rep.reason}"
-            )
     return problems
 
 
@@ -938,16 +1122,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--license", default=DEFAULT_LICENSE, help=f"one of {', '.join(LICENSES)} (default {DEFAULT_LICENSE})"
     )
     p.add_argument(
-        "--author", default=DEFAULT_AUTHOR, help=f"author for the citation (default {DEFAULT_AUTHOR!r})"
+        "--author", default=DEFAULT_AUTHOR, help=f"author for the citation, one line (default {DEFAULT_AUTHOR!r})"
     )
 
 
 def handler(args: argparse.Namespace) -> int:
-    target = publish(
-        args.dir, args.out, name=args.name, version=args.version, license=args.license, author=args.author
-    )
+    """``publish``: prints the dataset's directory. A run that ``validate``
+    would call invalid raises `RunInvalidError` (exit 1), an output that
+    cannot be written `StorageError` (exit 3 when the disk is full, else 2)."""
+    try:
+        target = publish(
+            args.dir, args.out, name=args.name, version=args.version, license=args.license, author=args.author
+        )
+    except OSError as e:  # an output that cannot be written: one line
+        raise storage_error(e, str(e.filename or args.out)) from None
     print(target)
-    return 0
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -956,7 +1146,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sys
 
     from analyzer.cliframe import run_main
-    from analyzer.errors import EXIT_FAILURE
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--validate"]:

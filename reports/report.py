@@ -27,6 +27,7 @@ import analyzer
 from analyzer import schema
 from analyzer._api import MAX_DEAL
 from analyzer.cliframe import count_option
+from analyzer.errors import storage_error
 
 from . import plots, summary
 from .load import (
@@ -554,7 +555,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def handler(args: argparse.Namespace) -> int:
-    path = report(args.dirs, args.out, allow_mixed=args.allow_mixed, top=args.top, block_size=args.block_size)
+    """``report``: prints the page's path. A run that ``validate`` would call
+    invalid raises `RunInvalidError` (exit 1), an output that cannot be
+    written `StorageError` (exit 3 when the disk is full, else 2)."""
+    try:
+        path = report(args.dirs, args.out, allow_mixed=args.allow_mixed, top=args.top, block_size=args.block_size)
+    except OSError as e:  # an output that cannot be written: one line
+        raise storage_error(e, str(e.filename or args.out)) from None
     print(path)
     return 0
 

@@ -1,6 +1,6 @@
 """Tiny run directories for the report and publish tests.
 
-Written here exactly as docs/DESIGN.md ("Runs on disk") describes them, from
+Built through the run-format module (`jobs.runformat`), from
 real solver output (`analyzer.solve_range`, `analyzer.min_cells`), so the
 tests need neither Ray nor `jobs`. Limit and error rows are real too: a small
 position budget and the engine's injected failures (`fail_deals`).
@@ -8,8 +8,6 @@ position budget and the engine's injected failures (`fail_deals`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +15,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 import analyzer
-from analyzer import schema
+from jobs import runformat
+from jobs.chunks import Row, results_table
+from jobs.config import RunConfig
+from jobs.ranges import DealRange
+from jobs.runformat import Invocation
 
 STARTED = "2024-05-01T10:00:00+00:00"
 FINISHED = "2024-05-01T10:00:02+00:00"
@@ -46,36 +47,12 @@ def config(
     }
 
 
-def canonical(cfg: Mapping[str, Any]) -> str:
-    return json.dumps(cfg, sort_keys=True, separators=(",", ":"))
-
-
 def table_of(
     results: Sequence[analyzer.SolveResult], min_cells: Mapping[int, int | None] | None = None
 ) -> pa.Table:
-    """Result rows in the schema of `analyzer.schema`."""
-    cols: dict[str, list[Any]] = {c.name: [] for c in schema.COLUMNS}
-    for r in results:
-        row = {
-            "deal_number": r.deal_number,
-            "variant": r.variant,
-            "cells": r.cells,
-            "move_rule": r.move_rule,
-            "outcome": r.outcome,
-            "limit_reason": r.limit_reason,
-            "solution_length_single": r.solution_length_single,
-            "solution_length_multi": r.solution_length_multi,
-            "solution": " ".join(r.solution) if r.outcome == "solved" else None,
-            "positions_expanded": r.positions_expanded,
-            "positions_stored": r.positions_stored,
-            "peak_bytes": r.peak_bytes,
-            "elapsed_s": r.elapsed_s,
-            "min_cells": None if min_cells is None else min_cells.get(r.deal_number or 0),
-            "error": r.error,
-        }
-        for k, v in row.items():
-            cols[k].append(v)
-    return pa.Table.from_pydict(cols, schema=schema.arrow_schema())
+    """Result rows in the schema of `analyzer.schema` (through `jobs.chunks`)."""
+    rows = [Row(r, None if min_cells is None else min_cells.get(r.deal_number or 0)) for r in results]
+    return results_table(rows)
 
 
 def write_run(
@@ -89,50 +66,28 @@ def write_run(
     skip_chunks: Sequence[int] = (),
     command: Sequence[str] = (),
 ) -> Path:
-    """A run directory: run.json and one Parquet file per chunk of deals.
+    """A run directory made through `jobs.runformat` (manifest, one sealed
+    data file per `chunk_size` deals, the index), as a run leaves it.
 
-    `skip_chunks` (chunk indices) leaves chunks out, as an interrupted run does.
+    `skip_chunks` (file indices) leaves files out, as an interrupted run does.
     """
-    text = canonical(cfg)
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    (out / "chunks").mkdir(parents=True)
+    config = RunConfig.from_dict(cfg)
     first, last = deals
-    table = table_of(results, min_cells)
-    for i, a in enumerate(range(first, last + 1, chunk_size)):
-        if i in skip_chunks:
-            continue
-        b = min(a + chunk_size - 1, last)
-        mask = (pc.field("deal_number") >= a) & (pc.field("deal_number") <= b)
-        meta = {
-            "fca.schema_version": schema.SCHEMA_VERSION,
-            "fca.package_version": analyzer.__version__,
-            "fca.engine_version": analyzer._engine.__version__,
-            "fca.git_commit": "",
-            "fca.config": text,
-            "fca.config_hash": digest,
-            "fca.deal_start": str(a),
-            "fca.deal_end": str(b),
-        }
-        chunk = table.filter(mask).replace_schema_metadata(schema.arrow_schema(meta).metadata)
-        pq.write_table(chunk, out / "chunks" / f"deals-{a:010d}-{b:010d}.parquet", compression="zstd")
     cells = cfg["cells"]
     argv = list(command) or [
         "freecell-analyzer", "run", f"{first}-{last}", "--out", out.name,
         *(["--min-cells"] if cfg["min_cells"] else ["--cells", ",".join(map(str, cells))]),
     ]  # fmt: skip
-    manifest = {
-        "schema_version": schema.SCHEMA_VERSION,
-        "package_version": analyzer.__version__,
-        "engine_version": analyzer._engine.__version__,
-        "git_commit": "",
-        "config": dict(cfg),
-        "config_hash": digest,
-        "deals": f"{first}-{last}",
-        "chunk_size": chunk_size,
-        "command": argv,
-        "runs": [{"started_at": STARTED, "finished_at": FINISHED, "wall_s": 2.0, "status": "complete"}],
-    }
-    (out / "run.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    history = [Invocation("run", argv, f"{first}-{last}", STARTED, finished_at=FINISHED, wall_s=2.0, status="complete")]
+    manifest = runformat.create_run(out, config, [DealRange(first, last)], file_deals=chunk_size, history=history)
+    table = table_of(results, min_cells).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
+    index = runformat.IndexWriter(out)
+    for i, unit in enumerate(runformat.file_units([DealRange(first, last)], chunk_size)):
+        if i in skip_chunks:
+            continue
+        mask = (pc.field("deal_number") >= unit.start) & (pc.field("deal_number") <= unit.end)
+        runformat.add_file(out, manifest, unit, [table.filter(mask)], index)
+    index.close()
     return out
 
 
@@ -151,7 +106,7 @@ LIMITS = analyzer.Limits(max_positions=20_000)
 def make_runs(base: Path) -> FixtureRuns:
     c4 = analyzer.solve_range(1, 31, cells=4)
     write_run(base / "c4", c4, config([4]), (1, 30))
-    (base / "c4" / "chunks" / ".deals-0000000031-0000000040.parquet.tmp").write_bytes(b"partial")
+    (base / "c4" / "deal_block=0" / ".deals-0000000031-0000000040.parquet.1.0a0b0c0d.tmp").write_bytes(b"partial")
     write_run(base / "c3", analyzer.solve_range(1, 31, cells=3), config([3]), (1, 30))
     c2 = analyzer.solve_range(1, 31, cells=2, limits=LIMITS, fail_deals=[13])
     write_run(base / "c2", c2, config([2], limits=LIMITS), (1, 30))
@@ -161,7 +116,7 @@ def make_runs(base: Path) -> FixtureRuns:
         [r for m in mins for r in m.results],
         config([0, 1, 2, 3], min_cells=True, limits=LIMITS),
         (1, 12),
-        chunk_size=6,
+        chunk_size=5,
         min_cells={m.deal_number: m.min_cells for m in mins},
     )
     write_run(base / "incomplete", c4, config([4]), (1, 30), skip_chunks=[1])
@@ -189,3 +144,55 @@ def shared_c2_report(base: Path) -> Path:
 
         _REPORTS[base] = report.report([shared_runs(base).c2], base / "report-c2")
     return _REPORTS[base]
+
+
+def synthetic_rows(unit: DealRange, cfg: RunConfig) -> pa.Table:
+    """Rows for every deal of `unit` without solving (the scale test): each a
+    `limit` row of a first attempt, which no replay needs; vectorised, so
+    millions of rows cost seconds."""
+    import numpy as np
+
+    from analyzer.schema import arrow_schema
+
+    n = len(unit)
+    deals = np.arange(unit.start, unit.end + 1, dtype=np.int64)
+    schema = arrow_schema()
+
+    def cat(value: str) -> pa.DictionaryArray:
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([value]))
+
+    none = pa.nulls(n)
+    cols = {
+        "deal_number": pa.array(deals),
+        "variant": cat(cfg.variant.name),
+        "cells": pa.array(np.full(n, cfg.cells[0], dtype=np.int8)),
+        "move_rule": cat(cfg.variant.move_rule),
+        "outcome": cat("limit"),
+        "limit_reason": cat("positions"),
+        "solution_length_single": none,
+        "solution_length_multi": none,
+        "solution": none,
+        "positions_expanded": pa.array(deals % 1000 + 1),
+        "positions_stored": pa.array(deals % 1000 + 1),
+        "peak_bytes": pa.array(deals % 4096),
+        "elapsed_s": pa.array((deals % 97) / 1000.0),
+        "min_cells": none,
+        "error": none,
+        "attempts": pa.array(np.ones(n, dtype=np.int8)),
+        "attempt_history": none,
+    }
+    return pa.Table.from_arrays([cols[f.name].cast(f.type) for f in schema], schema=schema)
+
+
+def synthetic_run(out: Path, deals: DealRange, file_deals: int, *, skip: Sequence[int] = ()) -> Path:
+    """A run directory of `synthetic_rows`, one sealed file per `file_deals`."""
+    cfg = RunConfig.from_dict(config([4], limits=analyzer.Limits(max_positions=1000)))
+    history = [Invocation("run", ["freecell-analyzer", "run", str(deals)], str(deals), STARTED, finished_at=FINISHED, wall_s=2.0, status="complete")]
+    manifest = runformat.create_run(out, cfg, [deals], file_deals=file_deals, history=history)
+    index = runformat.IndexWriter(out)
+    for i, unit in enumerate(runformat.file_units([deals], file_deals)):
+        if i not in skip:
+            groups = [synthetic_rows(r, cfg) for r in runformat.file_units([unit], runformat.ROW_GROUP_DEALS)]
+            runformat.add_file(out, manifest, unit, groups, index)
+    index.close()
+    return out

@@ -67,7 +67,7 @@ def one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> str
 def no_ray(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fails the test if `run` gets as far as starting Ray."""
 
-    def refuse(address: str | None) -> bool:
+    def refuse(address: str | None, timeout: float = 0.0) -> bool:
         raise AssertionError("Ray was started for bad input")
 
     monkeypatch.setattr(jobs.run, "connect", refuse)
@@ -161,9 +161,15 @@ def test_run_range_checks_every_limit_and_writes_nothing(
 @pytest.mark.parametrize(
     ("args", "needles"),
     [
-        (["--chunk-size", "99999999999999999999"], ["--chunk-size", "at most 1,000,000"]),
-        (["--chunk-size", "0"], ["--chunk-size", "at least 1"]),
+        (["--task-deals", "99999999999999999999"], ["--task-deals", "at most 1,000,000"]),
+        (["--task-deals", "0"], ["--task-deals", "at least 1"]),
+        (["--task-deals", "1_000"], ["--task-deals", "digits 0-9 only"]),
+        (["--file-deals", "7"], ["--file-deals", "must divide 100,000,000"]),
+        (["--file-deals", "1000000000"], ["--file-deals", "at most 100,000,000"]),
+        (["--file-deals", "١٠٠٠"], ["--file-deals", "digits 0-9 only"]),
         (["--max-in-flight", "1000001"], ["--max-in-flight", "at most 100,000"]),
+        (["--node-resource", "big mem", "--retry-limits"], ["--node-resource", "not a Ray resource name"]),
+        (["--node-resource", "bigmem"], ["--node-resource needs --retry-limits"]),
         (["--stall-timeout", "-5"], ["--stall-timeout"]),
         (["--progress-interval", "nan"], ["--progress-interval"]),
     ],
@@ -174,6 +180,22 @@ def test_run_range_checks_its_execution_options(
     out = tmp_path / "out"
     one_line_error(call("run", "1-3", "--out", out, *args), *needles)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["--sample", "0"], ["--sample", "at least 1"]),
+        (["--sample", "2000000"], ["--sample", "at most 1,000,000"]),
+        (["--cores", "0"], ["--cores", "at least 1"]),
+        (["--cores", "+4"], ["--cores", "digits 0-9 only"]),
+        (["--seed", "-1"], ["--seed"]),
+        (["--max-positions", TWO_64], ["--max-positions", "at most"]),
+        (["--cells", "11"], ["--cells", "at most 10"]),
+    ],
+)
+def test_plan_range_checks_its_options(args: list[str], needles: list[str]) -> None:
+    one_line_error(call("plan", "1-100", *args), "plan: argument", *needles)
 
 
 def test_an_existing_run_directory_is_left_alone(tmp_path: Path, no_ray: None) -> None:

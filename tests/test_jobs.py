@@ -26,29 +26,28 @@ import jobs.check
 import jobs.chunks
 import jobs.cli
 import jobs.config
+import jobs.plan
 import jobs.ranges
 import jobs.run
-import jobs.rundir
+import jobs.runformat
 from analyzer import _engine
 from analyzer.cliframe import EXIT_CODES_HELP, Parser, dispatch
 from analyzer.errors import RangeError, UsageError, VariantError
 from analyzer.schema import COLUMNS, NONDETERMINISTIC, arrow_schema
-from jobs.check import deal_problems, row_problems
-from jobs.chunks import (
-    CHUNKS_DIR,
-    META_KEYS,
-    check_chunk,
-    chunk_name,
-    parse_chunk_name,
-    read_chunk,
-    scan,
-    solve_chunk,
-    write_chunk,
-)
+from jobs import runformat
+from jobs.chunks import solve_chunk
 from jobs.config import Provenance, RunConfig, build_config, parse_cells
 from jobs.errors import ConfigError, RunDirError
 from jobs.ranges import DealRange, merge, parse_deals, split_chunks, subtract
-from jobs.rundir import Manifest, RunRecord, check_output_dir, write_manifest
+from jobs.runformat import (
+    META_KEYS,
+    FileInvalid,
+    Invocation,
+    Manifest,
+    data_relpath,
+    read_checked,
+    table_problems,
+)
 from jobs.task import EngineUnavailableError, require_engine
 
 # ---------------------------------------------------------------------------
@@ -68,9 +67,9 @@ def cli(argv: list[str]) -> int:
 def dataset(run_dir: Path) -> pa.Table:
     """Every row of a run, as pyarrow.dataset reads it (temporary dot-files
     ignored), sorted by deal and cells, without machine-dependent columns."""
-    table = ds.dataset(run_dir / CHUNKS_DIR, format="parquet").to_table()
+    table = ds.dataset(run_dir, format="parquet", partitioning="hive").to_table()
     keep = [c.name for c in COLUMNS if c.name not in NONDETERMINISTIC]
-    return table.select(keep).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
+    return table.select(keep).cast(arrow_schema().remove_metadata().select(keep) if False else table.select(keep).schema).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
 
 
 def reference(deals: DealRange, config: RunConfig) -> pa.Table:
@@ -80,14 +79,15 @@ def reference(deals: DealRange, config: RunConfig) -> pa.Table:
     return t.select(keep).replace_schema_metadata(None)
 
 
-def make_run_dir(path: Path, deals: str, config: RunConfig, chunk_size: int) -> Path:
-    """A run directory written without Ray: run.json and every chunk."""
-    path.mkdir(parents=True, exist_ok=True)
+def make_run_dir(path: Path, deals: str, config: RunConfig, file_deals: int) -> Path:
+    """A run directory written without Ray, through `jobs.runformat`."""
     ranges = parse_deals(deals)
-    m = Manifest(config, ranges, chunk_size, Provenance.current(), ["test"], [RunRecord("2026-01-01T00:00:00Z")])
-    write_manifest(path, m)
-    for r in split_chunks(ranges, chunk_size):
-        write_chunk(path, solve_chunk(r.start, r.end, config))
+    history = [Invocation("run", ["test"], deals, "2026-01-01T00:00:00Z", status="complete")]
+    m = runformat.create_run(path, config, ranges, file_deals=file_deals, history=history)
+    index = runformat.IndexWriter(path)
+    for r in runformat.file_units(ranges, file_deals):
+        runformat.add_file(path, m, r, [solve_chunk(r.start, r.end, config)], index)
+    index.close()
     return path
 
 
@@ -96,8 +96,11 @@ def tree(path: Path) -> list[tuple[str, int, int]]:
     if path.is_file():
         st_ = path.stat()
         return [(path.name, st_.st_size, st_.st_mtime_ns)]
+    # The lock file (and so the mtime of _run/) is touched by every driver, refused or not.
     return sorted(
-        (str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")
+        (str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns)
+        for p in path.rglob("*")
+        if p.name not in ("_run", "lock")
     )
 
 
@@ -280,7 +283,7 @@ def test_solve_chunk_min_cells() -> None:
         assert [r["cells"] for r in mine] == [r.cells for r in m.results]
         assert [r["outcome"] for r in mine] == [r.outcome for r in m.results]
         assert {r["min_cells"] for r in mine} == {m.min_cells}
-        assert deal_problems(n, mine, config) == []
+    assert table_problems(solve_chunk(1, 5, config), config) == []
 
 
 def test_injected_failures_become_error_rows() -> None:
@@ -293,29 +296,33 @@ def test_injected_failures_become_error_rows() -> None:
     mc = build_config(min_cells=True, max_cells=5, max_positions=20_000, fail_deals=[3])
     rows = solve_chunk(3, 4, mc).to_pylist()
     assert [r["outcome"] for r in rows if r["deal_number"] == 3] == ["error"]
-    assert all(row_problems(r, mc) == [] for r in rows)
+    assert table_problems(solve_chunk(3, 4, mc), mc) == []
 
 
-def test_write_chunk_is_atomic_and_readable(tmp_path: Path) -> None:
-    t = solve_chunk(10, 14, FAST)
-    path = write_chunk(tmp_path, t)
-    assert path.name == "deals-0000000010-0000000014.parquet" == chunk_name(DealRange(10, 14))
-    assert parse_chunk_name(path.name) == DealRange(10, 14)
-    assert [p.name for p in (tmp_path / CHUNKS_DIR).iterdir()] == [path.name]  # no temporary left
-    assert read_chunk(path).equals(t)
+def test_parts_and_seal(tmp_path: Path) -> None:
+    m = runformat.create_run(tmp_path, FAST, [DealRange(10, 19)], file_deals=10)
+    p1 = runformat.write_part(tmp_path, solve_chunk(10, 14, FAST))
+    p2 = runformat.write_part(tmp_path, solve_chunk(15, 19, FAST))
+    assert p1.name == "deals-0000000010-0000000014.part"
+    assert [p.name for p in (tmp_path / "_run" / "parts").iterdir() if p.name.startswith(".")] == []
+    entry = runformat.seal(tmp_path, DealRange(10, 19), FAST, m.provenance, [(DealRange(10, 14), p1), (DealRange(15, 19), p2)])
+    assert entry.file == "deal_block=0/deals-0000000010-0000000019.parquet" == data_relpath(DealRange(10, 19))
+    assert entry.rows == 10 and not p1.exists() and not p2.exists()
+    path = tmp_path / entry.file
     assert pq.ParquetFile(path).metadata.row_group(0).column(0).compression == "ZSTD"
-    info = check_chunk(path, FAST)
-    assert info.deals == DealRange(10, 14) and info.rows == 5
-    # the Parquet field metadata carries the column descriptions and units
     field = pq.read_schema(path).field("elapsed_s")
     assert field.metadata is not None and field.metadata[b"unit"] == b"seconds"
+    assert runformat.check_file(path, FAST, entry=entry) == entry
+    assert {k.decode() for k in pq.read_schema(path).metadata} >= set(META_KEYS)
 
 
-def test_chunk_names() -> None:
-    assert parse_chunk_name(".deals-0000000001-0000000005.1234abcd.parquet.tmp") is None
-    assert parse_chunk_name("deals-0000000005-0000000001.parquet") is None
-    assert parse_chunk_name("deals-0000000000-0000000001.parquet") is None
-    assert parse_chunk_name("deals-1-5.parquet") is None
+def test_file_names() -> None:
+    assert runformat.parse_file_name(".deals-0000000001-0000000005.parquet.1.1234abcd.tmp") is None
+    assert runformat.parse_file_name("deals-0000000005-0000000001.parquet") is None
+    assert runformat.parse_file_name("deals-0000000000-0000000001.parquet") is None
+    assert runformat.parse_file_name("deals-1-5.parquet") is None
+    with pytest.raises(ConfigError, match="must divide"):
+        runformat.check_file_deals(3)
 
 
 def corrupt_middle(path: Path) -> None:
@@ -325,43 +332,42 @@ def corrupt_middle(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_scan_finds_bad_chunks(tmp_path: Path) -> None:
+def test_reader_refuses_bad_files(tmp_path: Path) -> None:
     run = make_run_dir(tmp_path / "run", "1-20", FAST, 5)
-    chunks = run / CHUNKS_DIR
-    truncated, corrupted, renamed, other = sorted(chunks.iterdir())
-    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 2])
-    corrupt_middle(corrupted)
-    renamed.rename(chunks / "deals-0000000016-0000000019.parquet")  # name and content disagree
-    foreign = write_chunk(tmp_path / "x", solve_chunk(21, 22, build_config(cells="3", max_positions=50_000)))
-    foreign.rename(chunks / "deals-0000000021-0000000022.parquet")  # another configuration
-    (chunks / ".deals-0000000001-0000000005.abcd1234.parquet.tmp").write_bytes(b"partial")
-    (chunks / "notes.txt").write_text("hi")
-
-    found = scan(run, FAST)
-    assert [c.path for c in found.complete] == [other]
-    reasons = {b.path.name: b.reason for b in found.bad}
-    assert "unreadable" in reasons[truncated.name]
-    assert corrupted.name in reasons  # caught by the page checksums or the decoder
-    assert "metadata says deals 11-15" in reasons["deals-0000000016-0000000019.parquet"]
-    assert "differs from the run's" in reasons["deals-0000000021-0000000022.parquet"]
-    assert [p.name for p in found.temp_files] == [".deals-0000000001-0000000005.abcd1234.parquet.tmp"]
-    assert [p.name for p in found.other_files] == ["notes.txt"]
-    assert found.covered() == (DealRange(16, 20),)
-    assert (chunks / found.temp_files[0].name).exists()  # a read-only scan leaves it
-    scan(run, FAST, remove_temp=True)
-    assert not (chunks / found.temp_files[0].name).exists()
-
-
-def test_scan_checks_rows(tmp_path: Path) -> None:
+    index = runformat.read_index(run)
+    files = sorted(index)
+    corrupt_middle(run / files[0])
+    with pytest.raises(FileInvalid, match="sha256 differs from the run index"):
+        list(read_checked(run / files[0], FAST, entry=index[files[0]]))
+    with pytest.raises(FileInvalid):  # without the index: page checksums or the decoder
+        list(read_checked(run / files[0], FAST))
     t = solve_chunk(1, 4, FAST)
-    missing_deal = t.filter(pc.field("deal_number") != 3)
-    path = write_chunk(tmp_path, missing_deal)
-    with pytest.raises(jobs.chunks.ChunkInvalid, match="1 deals have no row"):
-        check_chunk(path, FAST)
-    doubled = pa.concat_tables([t, t.slice(0, 1)]).sort_by([("deal_number", "ascending")])
-    path = write_chunk(tmp_path, doubled)
-    with pytest.raises(jobs.chunks.ChunkInvalid, match="deal 1 with 4 cells appears more than once"):
-        check_chunk(path, FAST)
+    for bad, needle in [
+        (t.filter(pc.field("deal_number") != 3), "deals have no row"),
+        (pa.concat_tables([t, t.slice(0, 1)]).sort_by([("deal_number", "ascending")]), "appears twice"),
+    ]:
+        path = tmp_path / "x" / "deals-0000000001-0000000004.part"
+        path.parent.mkdir(exist_ok=True)
+        runformat.write_table_file(path, [bad], bad.schema)
+        with pytest.raises(FileInvalid, match=needle):
+            list(read_checked(path, FAST, part=True))
+    other = build_config(cells="3", max_positions=50_000)
+    with pytest.raises(FileInvalid, match="differs from the run's"):
+        list(read_checked(run / files[1], other))
+
+
+def test_state_lists_without_reading(tmp_path: Path) -> None:
+    run = make_run_dir(tmp_path / "run", "1-20", FAST, 5)
+    block = run / "deal_block=0"
+    (block / ".deals-0000000001-0000000005.parquet.1.abcd1234.tmp").write_bytes(b"partial")
+    (run / "notes.txt").write_text("hi")
+    (block / "deals-0000000006-0000000010.parquet").unlink()
+    (block / "deals-0000000021-0000000030.parquet").mkdir()  # a directory named like a file
+    state = runformat.run_state(run)
+    assert state.covered() == (DealRange(1, 5), DealRange(11, 20))
+    assert [e.file for e in state.lost] == ["deal_block=0/deals-0000000006-0000000010.parquet"]
+    assert [p.name for p in state.disk.temp_files] == [".deals-0000000001-0000000005.parquet.1.abcd1234.tmp"]
+    assert sorted(p.name for p in state.disk.strays) == ["deals-0000000021-0000000030.parquet", "notes.txt"]
 
 
 # ---------------------------------------------------------------------------
@@ -369,39 +375,26 @@ def test_scan_checks_rows(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 
 
-def test_check_output_dir(tmp_path: Path) -> None:
-    assert check_output_dir(tmp_path / "new", FAST) is None
-    (tmp_path / "empty").mkdir()
-    assert check_output_dir(tmp_path / "empty", FAST) is None
-    f = tmp_path / "file"
-    f.write_text("x")
-    with pytest.raises(RunDirError, match="is a file"):
-        check_output_dir(f, FAST)
-    with pytest.raises(RunDirError, match="is a file"):
-        check_output_dir(f / "sub", FAST)
-    (tmp_path / "stuff").mkdir()
-    (tmp_path / "stuff" / "a.txt").write_text("x")
-    with pytest.raises(RunDirError, match="not empty and not a run directory"):
-        check_output_dir(tmp_path / "stuff", FAST)
-    run = make_run_dir(tmp_path / "run", "1-3", FAST, 5)
-    assert check_output_dir(run, FAST) is not None
-    with pytest.raises(RunDirError, match=r"another configuration \(cells \[4\] here vs \[3\] asked\)"):
-        check_output_dir(run, build_config(cells="3", max_positions=50_000))
-
-
 def test_manifest_round_trip(fast_dir: Path) -> None:
-    m = jobs.rundir.load_manifest(fast_dir)
+    m = runformat.load_manifest(fast_dir)
     assert m is not None
-    raw = json.loads((fast_dir / "run.json").read_text())
+    raw = json.loads((fast_dir / "_run" / "run.json").read_text())
     assert set(raw) >= {
-        "schema_version", "package_version", "engine_version", "git_commit",
-        "config", "config_hash", "deals", "chunk_size", "command", "runs",
+        "format_version", "schema_version", "package_version", "engine_version", "git_commit",
+        "config", "config_hash", "deals", "layout", "history", "passes",
     }  # fmt: skip
-    assert raw["deals"] == "1-12" and raw["chunk_size"] == 5
-    assert Manifest.from_json(m.to_json()).to_json() == m.to_json()
+    assert raw["deals"] == "1-12" and raw["layout"]["file_deals"] == 5
+    assert Manifest.from_json(m.to_json(), "x").to_json() == m.to_json()
     raw["config"]["cells"] = [3]
     with pytest.raises(RunDirError, match="is not the sha256 of its config"):
-        Manifest.from_json(json.dumps(raw))
+        Manifest.from_json(json.dumps(raw), "x")
+
+
+def test_first_format_is_refused_with_advice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "chunks").mkdir()
+    (tmp_path / "run.json").write_text("{}")
+    assert cli(["status", str(tmp_path)]) == 2
+    assert "first format" in capsys.readouterr().err
 
 
 def test_status_and_validate_complete(fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -411,78 +404,67 @@ def test_status_and_validate_complete(fast_dir: Path, capsys: pytest.CaptureFixt
     assert cli(["validate", str(fast_dir), "--all"]) == 0
     out = capsys.readouterr().out
     assert "result: valid and complete" in out
-    assert "every" in out and "0 rejected" in out
+    assert "every one" in out and "0 rejected" in out
 
 
 def test_status_and_validate_incomplete(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = make_run_dir(tmp_path / "run", "1-15", FAST, 5)
-    (run / CHUNKS_DIR / "deals-0000000006-0000000010.parquet").unlink()
-    bad = run / CHUNKS_DIR / "deals-0000000011-0000000015.parquet"
-    bad.write_bytes(bad.read_bytes()[:100])
+    (run / "deal_block=0" / "deals-0000000006-0000000010.parquet").unlink()
     assert cli(["status", str(run)]) == 3
     out = capsys.readouterr().out
-    assert "missing: 10 deals: 6-15" in out and "invalid deals-0000000011-0000000015.parquet" in out
+    assert "missing: 5 deals: 6-10" in out and "pending deal_block=0/deals-0000000006-0000000010.parquet" in out
     assert cli(["validate", str(run)]) == 3
-    out = capsys.readouterr().out
-    assert "invalid deals-0000000011-0000000015.parquet: unreadable" in out
-    assert "result: incomplete (exit 3)" in out
+    assert "result: incomplete (exit 3)" in capsys.readouterr().out
 
 
 def test_validate_catches_wrong_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = make_run_dir(tmp_path / "run", "1-10", FAST, 5)
-    path = run / CHUNKS_DIR / "deals-0000000001-0000000005.parquet"
-    t = read_chunk(path)
+    path = run / "deal_block=0" / "deals-0000000001-0000000005.parquet"
+    t = pq.read_table(path)
     rows = t.to_pylist()
     solved = next(i for i, r in enumerate(rows) if r["outcome"] == "solved")
-    deal = rows[solved]["deal_number"]
     moves = rows[solved]["solution"].split()
     rows[solved]["solution"] = " ".join(moves[:-1])  # one move short: legal, but not won
     rows[solved]["solution_length_multi"] = len(moves) - 1
-    write_chunk(run, pa.Table.from_pylist(rows, schema=t.schema))
-    write_chunk(run, solve_chunk(5, 7, FAST))  # overlaps both chunks: deals twice
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), path)
     assert cli(["validate", str(run), "--all"]) == 1
     out = capsys.readouterr().out
-    assert f"PROBLEM replay: deal {deal} with 4 cells: the verifier rejects the solution" in out
-    assert "PROBLEM duplicates" in out and "overlap" in out
+    assert "PROBLEM files: deal_block=0/deals-0000000001-0000000005.parquet: changed on disk since it was indexed" in out
 
 
 def test_row_and_deal_invariants() -> None:
-    base = {
-        "deal_number": 7, "cells": 4, "variant": "freecell", "move_rule": "product", "outcome": "solved",
-        "limit_reason": None, "solution": "3a 3h", "solution_length_single": 2, "solution_length_multi": 2,
-        "positions_expanded": 1, "positions_stored": 1, "peak_bytes": 1, "elapsed_s": 0.0,
-        "min_cells": None, "error": None,
-    }  # fmt: skip
-    assert row_problems(base, FAST) == []
+    good = solve_chunk(1, 3, FAST)
+    assert table_problems(good, FAST) == []
+    rows = good.to_pylist()
     cases: list[tuple[dict[str, object], str]] = [
-        ({"solution": None}, "solved but has no solution"),
-        ({"solution_length_multi": 3}, "solution has 2 moves but solution_length_multi is 3"),
-        ({"outcome": "unsolvable"}, "unsolvable but has a solution"),
+        ({"solution": None}, "solved but without a well-formed solution"),
+        ({"solution_length_multi": 3}, "move count differs from solution_length_multi"),
+        ({"outcome": "unsolvable"}, "not solved but has a solution"),
         ({"outcome": "limit", "solution": None, "solution_length_single": None, "solution_length_multi": None},
          "limit without a reason"),
         ({"outcome": "error", "solution": None, "solution_length_single": None, "solution_length_multi": None},
          "error without a message"),
-        ({"variant": "bakers_game"}, "variant 'bakers_game', the run's is 'freecell'"),
-        ({"min_cells": 3}, "min_cells 3 in a run that did not ask for it"),
-        ({"outcome": "won"}, "unknown outcome 'won'"),
+        ({"variant": "bakers_game"}, "variant is not the run's 'freecell'"),
+        ({"min_cells": 3}, "min_cells in a run that did not ask for it"),
+        ({"outcome": "won"}, "unknown outcome"),
+        ({"elapsed_s": -1.0}, "elapsed_s is negative"),
+        ({"attempts": 2}, "attempt_history"),
     ]  # fmt: skip
     for change, needle in cases:
-        problems = row_problems({**base, **change}, FAST)
+        bad = pa.Table.from_pylist([{**rows[0], **change}, *rows[1:]], schema=good.schema)
+        problems = table_problems(bad, FAST)
         assert any(needle in p for p in problems), (change, problems)
-        assert all(p.startswith("deal 7 with 4 cells") for p in problems)
-    lose = [{**base, "cells": 3, "outcome": "solved"}, {**base, "cells": 4, "outcome": "unsolvable"}]
-    assert "more cells cannot lose a deal" in deal_problems(7, lose, FAST)[0]
-    mc = build_config(min_cells=True, max_cells=5)
-    rows = [
-        {**base, "cells": k, "outcome": o, "min_cells": 2}
-        for k, o in [(0, "unsolvable"), (1, "solved"), (2, "solved")]
-    ]
-    assert any("1 cells is solved, not unsolvable" in p for p in deal_problems(7, rows, mc))
+        assert problems[0].startswith("deal 1 with 4 cells")
+    two = build_config(cells="3-4")
+    r3, r4 = solve_chunk(1, 1, two).to_pylist()
+    lose = pa.Table.from_pylist([r3, {**r4, "outcome": "unsolvable", "solution": None, "solution_length_single": None,
+                                      "solution_length_multi": None}], schema=good.schema)  # fmt: skip
+    assert "more cells cannot lose a deal" in table_problems(lose, two)[0]
 
 
 def test_status_needs_a_run_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(["status", str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip() == f"freecell-analyzer: error: {tmp_path} is not a run directory: it has no run.json"
+    assert capsys.readouterr().err.strip() == f"freecell-analyzer: error: {tmp_path} is not a run directory: it has no _run/run.json"
     assert cli(["validate", str(tmp_path / "nope")]) == 2
 
 
@@ -495,7 +477,7 @@ def test_status_needs_a_run_dir(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def no_ray(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fails the test if `run` gets as far as starting Ray."""
 
-    def refuse(address: str | None) -> bool:
+    def refuse(address: str | None, timeout: float = 0) -> bool:
         raise AssertionError("Ray was started for bad input")
 
     monkeypatch.setattr(jobs.run, "connect", refuse)
@@ -545,8 +527,8 @@ def test_run_refuses_another_configuration(
 
 def test_run_with_nothing_to_do_needs_no_ray(fast_dir: Path, no_ray: None) -> None:
     assert cli(["run", "1-12", "--out", str(fast_dir), "--max-positions", "50000"]) == 0
-    m = jobs.rundir.load_manifest(fast_dir)
-    assert m is not None and m.runs[-1].status == "complete"
+    m = runformat.load_manifest(fast_dir)
+    assert m is not None and m.history[-1].status == "complete" and m.history[-1].command
 
 
 def test_python_m_jobs_run_reports_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -624,17 +606,20 @@ def test_run_reads_sizes_like_solve() -> None:
         parser.parse_args(["1-3", "--out", "x", "--max-bytes", "lots"])
 
 
-def test_chunk_files_are_hidden_while_written(tmp_path: Path) -> None:
-    """Readers glob chunks/*.parquet: a temporary file never matches."""
-    run = make_run_dir(tmp_path / "run", "1-5", FAST, 5)
-    (run / CHUNKS_DIR / ".deals-0000000006-0000000010.ab12cd34.parquet.tmp").write_bytes(b"PAR1 partial")
-    assert dataset(run).num_rows == 5
+def test_readers_see_only_data_files(tmp_path: Path) -> None:
+    """pd.read_parquet, pyarrow.dataset and DuckDB read the run directory as it is."""
     import duckdb
+    import pandas as pd
 
-    rel = duckdb.sql(f"SELECT count(*) FROM '{run / CHUNKS_DIR}/*.parquet'")
-    assert rel is not None
-    rows = rel.fetchall()
-    assert rows == [(5,)]
+    run = make_run_dir(tmp_path / "run", "1-5", FAST, 5)
+    (run / "deal_block=0" / ".deals-0000000006-0000000010.parquet.1.ab12cd34.tmp").write_bytes(b"PAR1 partial")
+    runformat.write_part(run, solve_chunk(6, 7, FAST))  # an unsealed part
+    assert dataset(run).num_rows == 5
+    assert len(pd.read_parquet(run)) == 5
+    rel = duckdb.sql(f"SELECT count(*) FROM read_parquet('{run}/*/*.parquet', hive_partitioning=true)")
+    assert rel is not None and rel.fetchall() == [(5,)]
+    rel = duckdb.sql(f"SELECT count(*) FROM read_parquet('{run}/**/*.parquet')")
+    assert rel is not None and rel.fetchall() == [(5,)]
 
 
 def test_env_is_clean() -> None:
@@ -644,3 +629,51 @@ def test_env_is_clean() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
     assert out.stdout.strip() == "False"
+
+
+def test_plan_on_a_small_range(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["plan", "1-50,1000001-1000050", "--sample", "20", "--cores", "4", "--max-positions", "50000"]) == 0
+    out = capsys.readouterr().out
+    assert "plan for 1-50,1000001-1000050 (100 deals)" in out
+    assert "sample: 20 deals drawn uniformly at random from 1-50,1000001-1000050 (seed 0)" in out
+    assert "deals/s per core" in out and "on 4 cores (--cores)" in out
+    assert "2 data files of up to 1,000,000 deals" in out
+    from jobs.plan import draw
+
+    picks = draw(parse_deals("1-50,1000001-1000050"), 20, 0)
+    assert len(set(picks)) == 20 and all(1 <= n <= 50 or 1000001 <= n <= 1000050 for n in picks)
+    assert draw(parse_deals("7-9"), 10, 1) == [7, 8, 9]
+    assert cli(["plan", "0-5"]) == 2
+
+
+def test_copied_file_and_file_named_directory_never_leave_a_stuck_run(
+    tmp_path: Path, no_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28's stuck state: status/validate and run must agree on what to do."""
+    import shutil
+
+    run_dir = make_run_dir(tmp_path / "run", "1-15", FAST, 5)
+    block = run_dir / "deal_block=0"
+    shutil.copy(block / "deals-0000000001-0000000005.parquet", block / "deals-0000000003-0000000007.parquet")
+    (block / "deals-0000000016-0000000020.parquet").mkdir()
+    assert cli(["status", str(run_dir)]) == 3
+    out = capsys.readouterr().out
+    assert "deals-0000000003-0000000007.parquet: a data file the index does not list (the next run checks it)" in out
+    assert cli(["validate", str(run_dir)]) == 3
+    capsys.readouterr()
+    assert cli(["run", "1-15", "--out", str(run_dir), "--max-positions", "50000", "--file-deals", "5"]) == 0
+    err = capsys.readouterr().err
+    assert "deals-0000000003-0000000007.parquet: not a valid data file of this run" in err
+    assert "deals-0000000016-0000000020.parquet is not part of the run" in err
+    assert cli(["status", str(run_dir)]) == 0
+    assert cli(["validate", str(run_dir)]) == 0
+
+
+def test_run_writes_nothing_into_a_foreign_directory(tmp_path: Path, no_ray: None, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "notes.txt").write_text("x")
+    before = tree(tmp_path)
+    assert cli(["run", "1-10", "--out", str(d)]) == 2
+    assert "not empty and not a run directory: it holds notes.txt" in capsys.readouterr().err
+    assert tree(tmp_path) == before and not (d / "_run").exists()

@@ -16,7 +16,7 @@ from test_jobs import cli, dataset, reference
 import jobs.run
 from jobs.config import build_config
 from jobs.ranges import DealRange
-from jobs.task import ChunkSummary
+from jobs.task import TaskSummary
 
 CONFIG = build_config(max_positions=200_000)
 DEALS = DealRange(1, 48)
@@ -24,7 +24,7 @@ DEALS = DealRange(1, 48)
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    # The head runs no tasks, so every chunk runs on one of the two workers.
+    # The head has no CPU, so every solving task runs on one of the two workers (sealing asks for no CPU and may run anywhere).
     c = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     c.add_node(num_cpus=1)
     c.add_node(num_cpus=1)
@@ -39,7 +39,7 @@ def cluster() -> Iterator[Any]:
 
 def _options(out: Path) -> jobs.run.RunOptions:
     return jobs.run.RunOptions(
-        deals=(DEALS,), out=out, config=CONFIG, chunk_size=3, max_in_flight=4, command=["test"]
+        deals=(DEALS,), out=out, config=CONFIG, task_deals=3, file_deals=10, max_in_flight=4, command=["test"]
     )
 
 
@@ -50,7 +50,7 @@ def test_node_lost_mid_run(cluster: Any, tmp_path: Path) -> None:
     workers = {n.node_id: n for n in cluster.list_all_nodes() if n is not cluster.head_node}
     removed: list[str] = []
 
-    def remove_a_node(summary: ChunkSummary) -> None:
+    def remove_a_node(summary: TaskSummary) -> None:
         # After the first chunk, remove the node it ran on: Ray has already
         # given that node's freed CPU to a queued chunk, which is lost with it.
         if not removed:

@@ -1,13 +1,16 @@
 """Batch runs on a real local Ray (2 CPUs, one instance for the module):
-every row of a small run, injected failures, limits, min-cells, a corrupted
-chunk recomputed, a stalled run, and a driver interrupted (SIGINT) then
-killed (SIGKILL) and resumed. Nothing here is timed."""
+every row of a small run, injected failures, limits, min-cells, a changed
+data file re-solved, a stalled run, escalation passes, a driver interrupted
+(SIGINT), terminated (SIGTERM) and killed (SIGKILL) and resumed, two drivers
+on one directory, a dead --address, and a disk that fills mid-run. Nothing
+here is timed (bounds are guards against a hung test)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,13 +20,11 @@ from pathlib import Path
 
 import pytest
 import ray
-from test_jobs import cli, corrupt_middle, dataset, make_run_dir, reference
+from test_jobs import cli, dataset, reference
 
-import jobs.run
-from jobs.chunks import CHUNKS_DIR, file_metadata, parse_chunk_name
+from jobs import runformat
 from jobs.config import build_config
 from jobs.ranges import DealRange
-from jobs.rundir import load_manifest
 
 #: Generous for these deals, but bounds a deal the solver finds hard today.
 LIMIT = ["--max-positions", "200000"]
@@ -33,124 +34,119 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def ray_address() -> Iterator[str]:
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    # "bigmem": the custom resource escalation passes can ask for (--node-resource).
+    ray.init(address="local", num_cpus=2, resources={"bigmem": 1}, include_dashboard=False, logging_level=logging.WARNING)
     try:
         yield str(ray.get_runtime_context().gcs_address)
     finally:
         ray.shutdown()
 
 
+def files(out: Path) -> list[str]:
+    return sorted(p.relative_to(out).as_posix() for p in out.glob("deal_block=*/deals-*.parquet"))
+
+
 def test_small_run_every_row(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    assert cli(["run", "1-60", "--out", str(out), "--chunk-size", "7", *LIMIT]) == 0
+    assert cli(["run", "1-60", "--out", str(out), "--file-deals", "20", *LIMIT]) == 0
     err = capsys.readouterr().err
-    assert "complete: 60 deals" in err
-
-    # every row, every column but elapsed_s, equals the engine's own answer
-    got = dataset(out).to_pylist()
-    want = reference(DealRange(1, 60), CONFIG).to_pylist()
-    assert len(got) == 60
-    for g, w in zip(got, want, strict=True):
-        assert g == w
-
-    names = sorted(p.name for p in (out / CHUNKS_DIR).iterdir())
-    assert names == [f"deals-{a:010d}-{min(a + 6, 60):010d}.parquet" for a in range(1, 61, 7)]
-    manifest = json.loads((out / "run.json").read_text())
-    assert manifest["deals"] == "1-60" and manifest["chunk_size"] == 7
-    assert manifest["config"] == CONFIG.to_dict() and manifest["config_hash"] == CONFIG.config_hash()
-    assert [r["status"] for r in manifest["runs"]] == ["complete"]
-    for name in names:
-        meta = file_metadata(out / CHUNKS_DIR / name)
-        r = parse_chunk_name(name)
-        assert r is not None
-        assert (meta["fca.deal_start"], meta["fca.deal_end"]) == (str(r.start), str(r.end))
-        assert meta["fca.config_hash"] == CONFIG.config_hash()
-        assert meta["fca.engine_version"] == manifest["engine_version"]
-        assert meta["fca.git_commit"] == manifest["git_commit"]
-
-    assert cli(["validate", str(out), "--all"]) == 0
-    assert "result: valid and complete" in capsys.readouterr().out
-    assert cli(["status", str(out)]) == 0
-
-    # the same command again: nothing to do, and a second run entry
-    assert cli(["run", "1-60", "--out", str(out), "--chunk-size", "7", *LIMIT]) == 0
-    assert "nothing to do" in capsys.readouterr().err
-    m = load_manifest(out)
-    assert m is not None and [r.status for r in m.runs] == ["complete", "complete"]
+    assert "in tasks of up to 8 deals" in err and "complete: 60 deals" in err  # 60 deals / (4 x 2 CPUs)
+    assert files(out) == [f"deal_block=0/deals-{a:010d}-{a + 19:010d}.parquet" for a in (1, 21, 41)]
+    assert dataset(out).to_pylist() == reference(DealRange(1, 60), CONFIG).to_pylist()
+    manifest = json.loads((out / "_run" / "run.json").read_text())
+    assert manifest["deals"] == "1-60" and manifest["layout"]["file_deals"] == 20
+    assert [h["status"] for h in manifest["history"]] == ["complete"]
+    assert not list((out / "_run" / "parts").iterdir())
+    assert cli(["status", str(out)]) == 0 and cli(["validate", str(out)]) == 0
+    # extending the run: only the new deals are solved, the old files stay
+    before = {f: (out / f).stat().st_mtime_ns for f in files(out)}
+    assert cli(["run", "1-70", "--out", str(out), *LIMIT]) == 0
+    assert "10 deals to do (60 already done)" in capsys.readouterr().err
+    assert all((out / f).stat().st_mtime_ns == t for f, t in before.items())
+    m = runformat.load_manifest(out)
+    assert m is not None and [h.deals for h in m.history] == ["1-60", "1-70"]
 
 
 def test_failures_and_limits_become_rows(ray_address: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = ["run", "1-30", "--out", str(out), "--chunk-size", "8", "--max-positions", "300", "--fail-deals", "3,17"]
+    args = ["run", "1-30", "--out", str(out), "--max-positions", "300", "--fail-deals", "3,17"]
     assert cli(args) == 0
-    rows = dataset(out).to_pylist()
-    assert [r["deal_number"] for r in rows] == list(range(1, 31))
-    errors = {r["deal_number"]: r["error"] for r in rows if r["outcome"] == "error"}
-    assert set(errors) == {3, 17} and "injected failure for deal 17" in errors[17]
-    config = build_config(max_positions=300, fail_deals=[3, 17])
-    assert rows == reference(DealRange(1, 30), config).to_pylist()
-    limited = [r for r in rows if r["outcome"] == "limit"]
-    assert limited and all(r["limit_reason"] == "positions" for r in limited)
-    assert cli(["validate", str(out), "--all"]) == 0
+    rows = {r["deal_number"]: r for r in dataset(out).to_pylist()}
+    assert {n for n, r in rows.items() if r["outcome"] == "error"} == {3, 17}
+    assert any(r["outcome"] == "limit" and r["limit_reason"] == "positions" for r in rows.values())
 
 
-def test_min_cells_run(ray_address: str, tmp_path: Path) -> None:
+def test_retry_limits_resolves_only_limit_rows(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    args = ["run", "1-6", "--out", str(out), "--min-cells", "--max-cells", "6", "--max-positions", "20000"]
-    assert cli([*args, "--chunk-size", "3"]) == 0
-    config = build_config(min_cells=True, max_cells=6, max_positions=20_000)
-    assert dataset(out).to_pylist() == reference(DealRange(1, 6), config).to_pylist()
+    assert cli(["run", "1-40", "--out", str(out), "--file-deals", "20", "--max-positions", "300"]) == 0
+    first = {r["deal_number"]: r for r in dataset(out).to_pylist()}
+    limited = sorted(n for n, r in first.items() if r["outcome"] == "limit")
+    assert limited
+    capsys.readouterr()
+    # smaller or equal budgets are refused; larger ones re-solve the limit rows only
+    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "300"]) == 2
+    assert "needs larger budgets" in capsys.readouterr().err
+    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "--node-resource", "nosuch"]) == 2
+    assert "no Ray node has that resource" in capsys.readouterr().err
+    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "--node-resource", "bigmem"]) == 0
+    after = {r["deal_number"]: r for r in dataset(out).to_pylist()}
+    assert sorted(after) == list(range(1, 41))
+    for n, r in after.items():
+        if n in limited:
+            assert r["attempts"] == 2 and r["outcome"] != "limit"
+            history = json.loads(r["attempt_history"])
+            assert [h["max_positions"] for h in history] == [300, 200000]
+            assert history[0]["outcome"] == "limit"
+        else:
+            assert r == first[n]
     assert cli(["validate", str(out), "--all"]) == 0
+    m = runformat.load_manifest(out)
+    assert m is not None and m.passes[0]["max_positions"] == 200000
+    assert [h.kind for h in m.history] == ["run", "retry-limits", "retry-limits", "retry-limits"]
+    assert [h.status for h in m.history] == ["complete", "failed", "failed", "complete"]
 
 
 def test_run_json_quiet_and_verbose(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    args = ["run", "1-10", "--out", str(out), "--chunk-size", "5", *LIMIT]
+    args = ["run", "1-10", "--out", str(out), "--file-deals", "5", "--task-deals", "5", *LIMIT]
     assert cli([*args, "--json", "--quiet"]) == 0
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert doc["command"] == "run" and doc["status"] == "complete" and doc["exit_code"] == 0
-    assert (doc["deals"], doc["deals_requested"], doc["deals_done"], doc["chunks_done"]) == ("1-10", 10, 10, 2)
+    assert (doc["deals"], doc["deals_requested"], doc["deals_done"]) == ("1-10", 10, 10)
+    assert (doc["tasks_done"], doc["files_sealed"]) == (2, 2)
     assert sum(doc["outcomes"].values()) == 10 and doc["failed"] == []
     assert doc["config_hash"] == CONFIG.config_hash() and doc["out"] == str(out)
-    assert "complete:" not in captured.err and "run 1-10 ->" not in captured.err  # --quiet
+    assert captured.err == ""  # --quiet: no start, progress or final line
 
-    (out / CHUNKS_DIR / "deals-0000000006-0000000010.parquet").unlink()
+    (out / files(out)[1]).unlink()
     assert cli([*args, "--verbose"]) == 0
     err = capsys.readouterr().err
-    assert "chunk 6-10 done on " in err and "complete: 5 deals" in err
+    assert "deals 6-10 done on " in err and "complete: 5 deals" in err
     assert cli([*args, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == "complete" and doc["deals_done"] == 0  # nothing left to do
 
 
-def test_corrupted_chunks_are_recomputed(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = make_run_dir(tmp_path / "run", "1-20", CONFIG, 5)
-    chunks = sorted((out / CHUNKS_DIR).iterdir())
-    chunks[1].write_bytes(chunks[1].read_bytes()[:-200])  # truncated
-    corrupt_middle(chunks[2])
-    assert cli(["validate", str(out)]) == 3
-    report = capsys.readouterr().out
-    assert f"invalid {chunks[1].name}" in report and f"invalid {chunks[2].name}" in report
-
-    options = jobs.run.RunOptions(deals=(DealRange(1, 20),), out=out, config=CONFIG, command=["test"])
-    result = jobs.run.run(options)
-    assert result.exit_code == 0
-    assert sorted((s["start"], s["end"]) for s in result.summaries) == [(6, 10), (11, 15)]
-    assert dataset(out).to_pylist() == reference(DealRange(1, 20), CONFIG).to_pylist()
-    assert cli(["validate", str(out), "--all"]) == 0
-
-
-def test_stall_timeout_names_the_stuck_chunk(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_changed_file_is_resolved(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    # one chunk of min-cells searches: far more than one second of work
-    args = ["run", "1-200", "--out", str(out), "--min-cells", "--chunk-size", "200", "--stall-timeout", "1"]
+    assert cli(["run", "1-30", "--out", str(out), "--file-deals", "10", *LIMIT]) == 0
+    f = out / files(out)[1]
+    f.write_bytes(f.read_bytes()[:-200])  # truncated
+    assert cli(["validate", str(out)]) == 1
+    assert cli(["run", "1-30", "--out", str(out), *LIMIT]) == 0
+    assert "changed on disk since it was written; removing it" in capsys.readouterr().err
+    assert dataset(out).to_pylist() == reference(DealRange(1, 30), CONFIG).to_pylist()
+
+
+def test_stall_timeout_names_the_stuck_task(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = ["run", "1-200", "--out", str(out), "--min-cells", "--task-deals", "200", "--stall-timeout", "1"]
     assert cli(args) == 3
     err = capsys.readouterr().err
-    assert "no chunk finished" in err and "still running: deals 1-200" in err and "run the same command again" in err
-    assert not list((out / CHUNKS_DIR).glob("*.parquet"))
-    m = load_manifest(out)
-    assert m is not None and m.runs[-1].status == "stalled"
+    assert "no task finished" in err and "still running: solve deals 1-200" in err and "run the same command again" in err
+    m = runformat.load_manifest(out)
+    assert m is not None and m.history[-1].status == "stalled"
     assert cli(["status", str(out)]) == 3
 
 
@@ -161,16 +157,16 @@ def test_stall_timeout_names_the_stuck_chunk(ray_address: str, tmp_path: Path, c
 # through the interrupt.
 _RUN_WITH_SIGINT = (
     "import runpy, signal; "
-    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
     "signal.signal(signal.SIGINT, signal.default_int_handler); "
     "runpy.run_module('jobs.run', run_name='__main__', alter_sys=True)"
 )
 
 
-def _driver(out: Path, address: str) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-c", _RUN_WITH_SIGINT, "1-60", "--out", str(out), "--chunk-size", "2", "--max-in-flight", "1"]
+def _driver(out: Path, address: str, *extra: str, deals: str = "1-60") -> subprocess.Popen[str]:
+    argv = [sys.executable, "-c", _RUN_WITH_SIGINT, deals, "--out", str(out), "--task-deals", "2", "--max-in-flight", "1"]
     return subprocess.Popen(
-        [*argv, *LIMIT, "--address", address, "--progress-interval", "0"],
+        [*argv, *LIMIT, "--address", address, "--progress-interval", "0", *extra],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -179,11 +175,16 @@ def _driver(out: Path, address: str) -> subprocess.Popen[str]:
     )
 
 
-def _wait_for_chunks(out: Path, n: int, proc: subprocess.Popen[str]) -> int:
-    """Polls until `n` chunk files exist (the driver is then mid-run)."""
+def _parts(out: Path) -> int:
+    d = out / "_run" / "parts"
+    return len([p for p in d.iterdir() if p.suffix == ".part"]) if d.is_dir() else 0
+
+
+def _wait_for_parts(out: Path, n: int, proc: subprocess.Popen[str]) -> int:
+    """Polls until `n` parts exist (the driver is then mid-run)."""
     deadline = time.monotonic() + 300  # only a guard against a hung test
     while time.monotonic() < deadline:
-        have = len(list((out / CHUNKS_DIR).glob("deals-*.parquet"))) if (out / CHUNKS_DIR).is_dir() else 0
+        have = _parts(out)
         if have >= n:
             return have
         assert proc.poll() is None, proc.communicate()[0]
@@ -191,34 +192,124 @@ def _wait_for_chunks(out: Path, n: int, proc: subprocess.Popen[str]) -> int:
     raise AssertionError("the driver made no progress")
 
 
-def test_interrupted_then_killed_driver_resumes_exactly_once(ray_address: str, tmp_path: Path) -> None:
+def test_interrupted_terminated_killed_driver_resumes_exactly_once(ray_address: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    # Ctrl-C: exit 130, finished chunks kept
+    # Ctrl-C: exit 130, finished work kept
     proc = _driver(out, ray_address)
-    _wait_for_chunks(out, 2, proc)
+    _wait_for_parts(out, 2, proc)
     proc.send_signal(signal.SIGINT)
     text = proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, text
     assert "interrupted" in text
-    m = load_manifest(out)
-    assert m is not None and m.runs[-1].status == "interrupted"
-
-    # SIGKILL: no chance to clean up
+    # SIGTERM: handled the same way, exit 143, no stack dump
     proc = _driver(out, ray_address)
-    before = len(list((out / CHUNKS_DIR).glob("deals-*.parquet")))
-    have = _wait_for_chunks(out, before + 2, proc)
+    _wait_for_parts(out, _parts(out) + 2, proc)
+    proc.send_signal(signal.SIGTERM)
+    text = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 143, text
+    assert "terminated (SIGTERM)" in text and "Traceback" not in text and "*** " not in text
+    m = runformat.load_manifest(out)
+    assert m is not None and [h.status for h in m.history] == ["interrupted", "interrupted"]
+
+    # SIGKILL: no chance to clean up; the next driver takes the lock over
+    proc = _driver(out, ray_address)
+    have = _wait_for_parts(out, _parts(out) + 2, proc)
     proc.kill()
     proc.wait(timeout=60)
     assert have < 30  # the kill landed mid-run
-    m = load_manifest(out)
-    assert m is not None and [r.status for r in m.runs] == ["interrupted", "running"]
+    m = runformat.load_manifest(out)
+    assert m is not None and [h.status for h in m.history] == ["interrupted", "interrupted", "running"]
 
-    # the same command again completes the dataset: one row per deal, same content
-    assert cli(["run", "1-60", "--out", str(out), "--chunk-size", "2", *LIMIT]) == 0
+    # the same command again completes the run: one row per deal, same content
+    assert cli(["run", "1-60", "--out", str(out), *LIMIT]) == 0
     rows = dataset(out).to_pylist()
     assert [r["deal_number"] for r in rows] == list(range(1, 61))
     assert rows == reference(DealRange(1, 60), CONFIG).to_pylist()
-    assert not [p for p in (out / CHUNKS_DIR).iterdir() if p.name.startswith(".")]
+    assert not [p for p in out.rglob(".*") if p.is_file()]
     assert cli(["validate", str(out)]) == 0
-    m = load_manifest(out)
-    assert m is not None and [r.status for r in m.runs] == ["interrupted", "running", "complete"]
+    m = runformat.load_manifest(out)
+    assert m is not None and [h.status for h in m.history] == ["interrupted", "interrupted", "killed", "complete"]
+
+
+@pytest.mark.parametrize("other", [[], ["--cells", "3"]], ids=["same-config", "other-config"])
+def test_second_driver_is_refused_at_once(
+    ray_address: str, tmp_path: Path, other: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    proc = _driver(out, ray_address)
+    _wait_for_parts(out, 1, proc)
+    t0 = time.monotonic()
+    assert cli(["run", "1-60", "--out", str(out), *LIMIT, *other, "--address", ray_address]) == 2
+    assert time.monotonic() - t0 < 60  # a guard: refused before any Ray work
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"is in use by the driver with PID {proc.pid} on host" in err
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    m = runformat.load_manifest(out)
+    assert m is not None and [h.status for h in m.history] == ["interrupted"]  # the refused one left no entry
+
+
+def test_dead_address_fails_fast(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.run", "1-10", "--out", str(out), "--address", "127.0.0.1:1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, "RAY_ADDRESS": ""},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "cannot reach the Ray cluster at 127.0.0.1:1" in done.stderr and done.stderr.count("\n") == 1
+    m = runformat.load_manifest(out)
+    assert m is not None and m.history[-1].status == "failed"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="needs root to mount a tmpfs")
+def test_disk_full_mid_run_is_resumable(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)], check=False).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        out = mnt / "run"
+        # full from the start: one line, exit 3, no temporary file left to block the resume
+        filler = mnt / "filler"
+        with open(filler, "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"x" * 4096)
+            except OSError:
+                pass
+        assert cli(["run", "1-1000", "--out", str(out), "--file-deals", "100", *LIMIT]) == 3
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "the disk is full" in err, err
+        assert not [p for p in mnt.rglob(".*") if p.is_file()]
+        filler.unlink()
+        code = cli(["run", "1-1000", "--out", str(out), "--file-deals", "100", "--task-deals", "20", *LIMIT])
+        err = capsys.readouterr().err
+        assert code == 3, err
+        assert "the disk is full" in err and "Traceback" not in err
+        m = runformat.load_manifest(out)
+        assert m is not None and m.history[-1].status == "incomplete"
+        kept = runformat.run_state(out).covered()
+        # room again: the same command resumes to exactly one row per deal
+        subprocess.run(["mount", "-o", "remount,size=8m", str(mnt)], check=True)
+        assert cli(["run", "1-1000", "--out", str(out), *LIMIT]) == 0
+        assert [r["deal_number"] for r in dataset(out).to_pylist()] == list(range(1, 1001))
+        assert all(runformat.run_state(out).covered()[0].start <= r.start for r in kept)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_read_only_output_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if os.geteuid() == 0:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=False).returncode:
+            pytest.skip("cannot mount a read-only tmpfs here")
+    else:
+        ro.chmod(0o555)
+    try:
+        assert cli(["run", "1-10", "--out", str(ro)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("read-only" in err or "permission denied" in err)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", str(ro)], check=False)

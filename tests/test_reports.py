@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from fixtures_runs import FixtureRuns, shared_c2_report, shared_runs
+from fixtures_runs import FixtureRuns, config, shared_c2_report, shared_runs, write_run
 
 import analyzer
 from reports import cli, load, plots, report, summary
@@ -31,9 +31,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> FixtureRuns:
 
 
 def rows_of(run_dir: Path) -> list[dict[str, object]]:
-    """Every row of a run, straight from its chunk files (not through reports.load)."""
+    """Every row of a run, straight from its data files (not through reports.load)."""
     rows: list[dict[str, object]] = []
-    for f in sorted((run_dir / "chunks").glob("deals-*.parquet")):
+    for f in sorted(run_dir.glob("deal_block=*/deals-*.parquet")):
         rows += pq.read_table(f).to_pylist()
     return rows
 
@@ -51,26 +51,25 @@ def c2_report(runs: FixtureRuns, tmp_path_factory: pytest.TempPathFactory) -> Pa
 
 
 def test_load_reads_every_row_and_ignores_temporary_files(runs: FixtureRuns) -> None:
-    run = load.load_run(runs.c4)
-    assert len(run.frame) == 30
-    assert run.frame["deal_number"].tolist() == list(range(1, 31))
+    rows, meta = load.load_run(runs.c4)
+    assert len(rows) == 30
+    assert rows["deal_number"].tolist() == list(range(1, 31))
+    assert meta.declared == ((1, 30),) and meta.invocations[0].status == "complete"
+    [run] = load.load_runs([runs.c4])
     assert run.label == "freecell, 4 cells, product"
     assert run.missing() == ()
-    assert any(p.name.startswith(".") for p in (runs.c4 / "chunks").iterdir())
+    assert any(p.name.startswith(".") for p in (runs.c4 / "deal_block=0").iterdir())
 
 
 def test_load_reports_missing_deals_of_an_incomplete_run(runs: FixtureRuns) -> None:
-    run = load.load_run(runs.incomplete)
+    [run] = load.load_runs([runs.incomplete])
     assert run.missing() == ((11, 20),)
     assert len(run.frame) == 20
 
 
 def test_same_configuration_in_two_directories_is_one_run(runs: FixtureRuns, tmp_path: Path) -> None:
     # The missing chunk of `incomplete` computed elsewhere: together they are the whole run.
-    part = tmp_path / "part"
-    (part / "chunks").mkdir(parents=True)
-    shutil.copy(runs.c4 / "run.json", part / "run.json")
-    shutil.copy(runs.c4 / "chunks" / "deals-0000000011-0000000020.parquet", part / "chunks")
+    part = write_run(tmp_path / "part", analyzer.solve_range(11, 21, cells=4), config([4]), (11, 20))
     [run] = load.load_runs([runs.incomplete, part])
     assert run.missing() == ()
     assert run.frame["deal_number"].tolist() == list(range(1, 31))
@@ -80,11 +79,11 @@ def test_same_configuration_in_two_directories_is_one_run(runs: FixtureRuns, tmp
     ("make", "message"),
     [
         (lambda d: d.mkdir(), "empty"),
-        (lambda d: (d.mkdir(), (d / "notes.txt").write_text("x")), "no run.json"),
+        (lambda d: (d.mkdir(), (d / "notes.txt").write_text("x")), "no _run/run.json"),
         (lambda d: None, "no such directory"),
         (lambda d: d.write_text("x"), "not a directory"),
-        (lambda d: (d.mkdir(), (d / "run.json").write_text("{")), "not valid JSON"),
-        (lambda d: (d.mkdir(), (d / "run.json").write_text('{"config": {}}')), "no 'config_hash'"),
+        (lambda d: (d.mkdir(), (d / "_run").mkdir(), (d / "_run" / "run.json").write_text("{")), "not a run manifest"),
+        (lambda d: (d.mkdir(), (d / "run.json").write_text("{}")), "first format"),
     ],
 )
 def test_not_a_run_is_a_clear_error(tmp_path: Path, make: object, message: str) -> None:
@@ -96,8 +95,8 @@ def test_not_a_run_is_a_clear_error(tmp_path: Path, make: object, message: str) 
 
 def test_run_without_results_is_a_clear_error(runs: FixtureRuns, tmp_path: Path) -> None:
     d = tmp_path / "fresh"
-    d.mkdir()
-    shutil.copy(runs.c4 / "run.json", d / "run.json")
+    (d / "_run").mkdir(parents=True)
+    shutil.copy(runs.c4 / "_run" / "run.json", d / "_run" / "run.json")
     with pytest.raises(load.RunError, match="no results yet"):
         load.load_runs([d])
 
@@ -113,8 +112,8 @@ def test_mixed_configurations_need_allow_mixed(runs: FixtureRuns) -> None:
 def test_a_chunk_of_another_configuration_is_refused(runs: FixtureRuns, tmp_path: Path) -> None:
     d = tmp_path / "mixed"
     shutil.copytree(runs.c4, d)
-    shutil.copy(runs.c3 / "chunks" / "deals-0000000011-0000000020.parquet", d / "chunks")
-    with pytest.raises(load.RunError, match="mixes configurations"):
+    shutil.copy(runs.c3 / "deal_block=0" / "deals-0000000011-0000000020.parquet", d / "deal_block=0")
+    with pytest.raises(load.RunInvalidError, match=r"deals-0000000011-0000000020\.parquet"):
         load.load_runs([d])
 
 
@@ -140,7 +139,7 @@ def test_fixture_has_every_outcome(runs: FixtureRuns) -> None:
 
 def test_outcome_table_counts_and_shares(runs: FixtureRuns) -> None:
     expected = Counter(outcomes_by_deal(runs.c2).values())
-    table = summary.outcome_table(load.load_run(runs.c2).frame)
+    table = summary.outcome_table(load.load_run(runs.c2)[0])
     assert len(table) == 1
     row = table.iloc[0]
     assert (row["variant"], row["cells"], row["move_rule"], row["rows"]) == ("freecell", 2, "product", 30)
@@ -150,14 +149,14 @@ def test_outcome_table_counts_and_shares(runs: FixtureRuns) -> None:
 
 
 def test_outcome_table_per_cells(runs: FixtureRuns) -> None:
-    table = summary.outcome_table(load.load_run(runs.min_cells).frame)
+    table = summary.outcome_table(load.load_run(runs.min_cells)[0])
     assert table["cells"].tolist() == [0, 1, 2, 3]
     expected = Counter(int(str(r["cells"])) for r in rows_of(runs.min_cells))
     assert table["rows"].tolist() == [expected[k] for k in range(4)]
 
 
 def test_deal_lists(runs: FixtureRuns) -> None:
-    frame = load.load_run(runs.c2).frame
+    frame = load.load_run(runs.c2)[0]
     by_deal = outcomes_by_deal(runs.c2)
     for o in ("unsolvable", "limit", "error"):
         listed = summary.deals_with_outcome(frame, o)["deal_number"].tolist()
@@ -170,7 +169,7 @@ def test_deal_lists(runs: FixtureRuns) -> None:
 
 
 def test_hardest_is_sorted_with_ties_by_deal(runs: FixtureRuns) -> None:
-    frame = load.load_run(runs.c2).frame
+    frame = load.load_run(runs.c2)[0]
     top = summary.hardest(frame, "solution_length_single", 5)
     values = top["solution_length_single"].tolist()
     assert values == sorted(values, reverse=True) and len(top) == 5
@@ -186,7 +185,7 @@ def test_hardest_is_sorted_with_ties_by_deal(runs: FixtureRuns) -> None:
 
 
 def test_difficulty_table(runs: FixtureRuns) -> None:
-    frame = load.load_run(runs.c2).frame
+    frame = load.load_run(runs.c2)[0]
     table = summary.difficulty_table(frame).set_index("measure")
     lengths = [int(str(r["solution_length_single"])) for r in rows_of(runs.c2) if r["outcome"] == "solved"]
     assert table.loc["solution_length_single", "count"] == len(lengths)
@@ -195,7 +194,7 @@ def test_difficulty_table(runs: FixtureRuns) -> None:
 
 
 def test_blocks(runs: FixtureRuns) -> None:
-    frame = load.load_run(runs.c2).frame
+    frame = load.load_run(runs.c2)[0]
     assert summary.auto_block_size(frame) == 10
     blocks = summary.block_table(frame, 10)
     assert blocks["first_deal"].tolist() == [1, 11, 21]
@@ -206,7 +205,7 @@ def test_blocks(runs: FixtureRuns) -> None:
 
 
 def test_min_cells_distribution(runs: FixtureRuns) -> None:
-    frame = load.load_run(runs.min_cells).frame
+    frame = load.load_run(runs.min_cells)[0]
     per_deal: dict[int, object] = {}
     for r in rows_of(runs.min_cells):
         per_deal[int(str(r["deal_number"]))] = r["min_cells"]
@@ -382,6 +381,6 @@ def test_module_entry_point(tmp_path: Path) -> None:
 def test_run_manifest_fields_used(runs: FixtureRuns) -> None:
     """The run.json fields reports rely on (docs/DESIGN.md, "Runs on disk")."""
     m = load.read_manifest(runs.c4)
-    data = json.loads((runs.c4 / "run.json").read_text())
+    data = json.loads((runs.c4 / "_run" / "run.json").read_text())
     assert m.config == data["config"] and m.config_hash == data["config_hash"] and m.deals == "1-30"
     assert m.wall_s == 2.0 and m.invocations[0].status == "complete"

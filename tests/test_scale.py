@@ -1,0 +1,105 @@
+"""The batch layer at the size of the whole range, without solving:
+
+- a run directory covering deals 1..8,589,934,591 (8,590 data files of 10^6
+  deals, made through `jobs.runformat` as sparse placeholders of the indexed
+  sizes): `status` reads the index and a directory listing only, never a
+  data file, and a resume plans exactly the missing files, lazily;
+- a run of 5,000,000 synthetic rows: `validate` and `publish` stream it in
+  bounded memory (peak RSS of each, in a fresh process, under 500 MB, where
+  the rows alone would take about 1 GB in pandas).
+
+Nothing is timed here; `python bench/scale_run.py` prints the figures.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from fixtures_runs import STARTED, config, synthetic_run
+
+from jobs import check, run, runformat
+from jobs.config import RunConfig
+from jobs.ranges import MAX_DEAL, DealRange, count, subtract
+
+REPO = Path(__file__).resolve().parent.parent
+#: Files left out of the full-range run (their deals are what a resume must plan).
+GAPS = (0, 4321, 8589)
+
+
+def full_range_run(out: Path) -> Path:
+    cfg = RunConfig.from_dict(config([4]))
+    m = runformat.create_run(out, cfg, [DealRange(1, MAX_DEAL)], file_deals=10**6,
+                             history=[runformat.Invocation("run", ["x"], "1-8589934591", STARTED, status="interrupted")])  # fmt: skip
+    entries = []
+    for i, unit in enumerate(runformat.file_units([DealRange(1, MAX_DEAL)], 10**6)):
+        if i in GAPS:
+            continue
+        rel = runformat.data_relpath(unit)
+        (out / rel).parent.mkdir(exist_ok=True)
+        with open(out / rel, "wb") as f:
+            f.truncate(180_000_000)  # sparse: the indexed size, no disk used
+        entries.append(runformat.FileEntry(rel, unit.start, unit.end, len(unit), 180_000_000, "0" * 64,
+                                           {"solved": len(unit)}, m.config_hash))  # fmt: skip
+    runformat.rewrite_index(out, entries)
+    return out
+
+
+def test_status_of_the_full_range_reads_no_data_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = full_range_run(tmp_path / "full")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("status opened a data file")
+
+    monkeypatch.setattr(pq, "ParquetFile", refuse)
+    monkeypatch.setattr(pq, "read_table", refuse)
+    report = check.status(out)
+    text = report.text()
+    assert report.exit_code == 3
+    gaps = 2 * 10**6 + (MAX_DEAL - 8589 * 10**6)
+    assert f"coverage: {MAX_DEAL - gaps:,}/{MAX_DEAL:,} deals" in text
+    assert "missing: " in text and "1-1000000" in text and "4321000001-4322000000" in text
+    assert "files: 8587 data files" in text
+
+
+def test_resume_plans_only_the_missing_files_lazily(tmp_path: Path) -> None:
+    out = full_range_run(tmp_path / "full")
+    state = runformat.run_state(out)
+    todo = subtract([DealRange(1, MAX_DEAL)], state.covered())
+    assert todo == (DealRange(1, 10**6), DealRange(4321 * 10**6 + 1, 4322 * 10**6), DealRange(8589 * 10**6 + 1, MAX_DEAL))
+    units = runformat.file_units(todo, 10**6)
+    assert list(units) == list(todo)
+    # the whole range as work: a generator, taken a few units at a time
+    lazy = runformat.file_units([DealRange(1, MAX_DEAL)], 10**6)
+    assert [str(u) for u in itertools.islice(lazy, 2)] == ["1-1000000", "1000001-2000000"]
+    cfg = RunConfig.from_dict(config([4]))
+    assert run.task_size(count(todo), 2, cfg) == 10_000  # capped: seconds of work per task
+    assert run.task_size(count(todo), 1000, cfg) == 734  # a big cluster: about four tasks per CPU
+
+
+def _peak_rss_mb(argv: list[str]) -> tuple[int, float]:
+    """Runs `argv` in a fresh process; its exit code and peak RSS in MB."""
+    code = (
+        "import resource, subprocess, sys; "
+        f"r = subprocess.run({argv!r}, cwd={str(REPO)!r}, stdout=subprocess.DEVNULL); "
+        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return int(out[0]), float(out[1])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in kilobytes (Linux)")
+def test_validate_and_publish_stream_in_bounded_memory(tmp_path: Path) -> None:
+    out = synthetic_run(tmp_path / "big", DealRange(1, 5_000_000), 10**6)
+    cli = [sys.executable, "-m", "analyzer.cli"]
+    code, rss = _peak_rss_mb([*cli, "validate", str(out), "--sample", "0"])
+    assert code == 0 and rss < 500, rss
+    code, rss = _peak_rss_mb([*cli, "publish", str(out), "--out", str(tmp_path / "ds")])
+    assert code == 0 and rss < 500, rss
+    shards = sorted((tmp_path / "ds" / "1.0.0" / "data").iterdir())
+    assert [p.name for p in shards][-1].endswith(f"-of-{len(shards):05d}.parquet")
+    assert sum(pq.ParquetFile(p).metadata.num_rows for p in shards) == 5_000_000
