@@ -427,6 +427,7 @@ def _min_cells_rows(fact: Fact, run: RunFigures) -> list[dict[str, str]]:
             )
             row["figure"] = f"{fact.variant}: deals whose minimum is {level} cell{'s' if level != 1 else ''}"
             row["cells"] = str(level)
+            row["note"] = "; ".join(notes)
             rows.append(row)
         return rows
     # a run at fixed counts of cells: the table says which deals each count cannot win
