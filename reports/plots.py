@@ -225,7 +225,9 @@ def won_curve(curves: Mapping[str, pd.DataFrame], path: Path) -> PlotFile | None
         if any_lost:
             lost_ax.set_yscale("log")
         else:
-            lost_ax.text(0.5, 0.5, "every settled deal won", ha="center", va="center", transform=lost_ax.transAxes)
+            lost_ax.text(
+                0.5, 0.5, "every settled deal won", ha="center", va="center", transform=lost_ax.transAxes
+            )
         title = "Fraction of deals won with k cells"
         fig.suptitle(title)
         w, h = _save(fig, path)

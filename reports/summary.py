@@ -142,7 +142,12 @@ def outcome_table(df: pd.DataFrame, cells: Sequence[int] | None = None) -> pd.Da
             outcome = at["outcome"].astype(object)
             inferred = at["how"].astype(object) == headline.INFERRED
             n = len(at)
-            rec: dict[str, object] = {"variant": variant, "cells": int(str(k)), "move_rule": move_rule, "deals": n}
+            rec: dict[str, object] = {
+                "variant": variant,
+                "cells": int(str(k)),
+                "move_rule": move_rule,
+                "deals": n,
+            }
             for o in schema.OUTCOMES:
                 rec[o] = int((outcome == o).sum())
             rec["not_tried"] = int(outcome.isna().sum())
