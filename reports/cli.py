@@ -23,11 +23,13 @@ REPORT_EPILOG = """\
 examples:
   freecell-analyzer report runs/ms32000 --out reports/ms32000
   freecell-analyzer report runs/cells3 runs/cells4 --out reports/cells --allow-mixed
+  freecell-analyzer report runs/fc-1k runs/fc-32k --allow-mixed --normalise --out reports/sizes
   python -m reports.report runs/ms32000 --out reports/ms32000
 
 exit codes:
   0 written, 1 failure, 2 bad usage or input (empty or non-run directory,
-  mixed configurations without --allow-mixed), 130 interrupted
+  mixed configurations without --allow-mixed, runs of different deals
+  without --normalise or --common-deals), 130 interrupted
 """
 
 PUBLISH_EPILOG = """\
@@ -50,8 +52,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     p = subparsers.add_parser(
         "report",
         help="tables and figures of one or more runs (report.html, report.md, CSV)",
-        description="Write report.html (figures as PNG beside it), report.md and the summary tables as CSV "
-        "for one run, or a comparison of several runs. Same input, same output bytes.",
+        description="Write report.html (one self-contained page), report.md (figures as PNG beside it) and "
+        "the summary tables as CSV for one run, or a comparison of several runs. Same input, same output bytes.",
         epilog=REPORT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -296,14 +296,15 @@ def _row(
     }
 
 
+#: The verdict right after the figure: it is what a reader looks for first.
 COLUMNS: Final = [
     "figure",
-    "cells",
-    "deals compared",
+    "verdict",
     "ours",
     "published",
     "difference",
-    "verdict",
+    "cells",
+    "deals compared",
     "note",
     "source",
     "url",

@@ -627,7 +627,7 @@ def test_the_report_sets_ours_beside_published(runs: FixtureRuns, tmp_path: Path
     published = (tmp_path / "r" / "published.csv").read_text()
     # deals 1..30 with 3 cells: Pringle's table says every one of them wins
     assert (
-        'deals unsolvable with 3 cells (from the minimum per deal),3,"1-30; published for 1-32,000",0,0,0,agree'
+        'deals unsolvable with 3 cells (from the minimum per deal),agree,0,0,0,3,"1-30; published for 1-32,000"'
         in published
     )
     assert 'id="sources-table"' in html and "jerrybryan.com" in html
