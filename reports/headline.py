@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as _compute
 
@@ -161,41 +163,120 @@ def _column(table: pa.Table, name: str, type_: Any) -> Any:
     return pa.nulls(len(table), type=type_)
 
 
-def _normalise(table: pa.Table) -> pa.Table:
-    """The columns the per-deal view reads, as plain types."""
-    return _table(
-        {
-            "deal_number": pc.cast(table["deal_number"], pa.int64()),
-            "cells": pc.cast(table["cells"], pa.int64()),
-            "outcome": _column(table, "outcome", pa.string()),
-            "limit_reason": _column(table, "limit_reason", pa.string()),
-            "error": _column(table, "error", pa.string()),
-            "min_cells": _column(table, "min_cells", pa.int64()),
-        }
+#: Codes of `OUTCOMES` in the arrays below; -1 is "no row" (not tried).
+_CODE: Final = {o: i for i, o in enumerate(OUTCOMES)}
+_NONE: Final = -1
+#: Larger than any number of cells.
+_BIG: Final = 1 << 30
+
+
+class _Deals:
+    """One run's rows folded per deal once: the arrays every per-deal view
+    reads (numpy over the whole run; no per-row Python)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        n_rows = len(table)
+        self.rows = table
+        deal = np.asarray(
+            pc.cast(table["deal_number"], pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64
+        )
+        self.cells = np.asarray(
+            pc.cast(table["cells"], pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64
+        )
+        outcome = _column(table, "outcome", pa.string())
+        codes = pc.fill_null(pc.index_in(outcome, value_set=pa.array(OUTCOMES)), _NONE)
+        self.code = np.asarray(codes.to_numpy(zero_copy_only=False), dtype=np.int64)
+        self.limit_reason = _column(table, "limit_reason", pa.string())
+        self.error = _column(table, "error", pa.string())
+        mins = _column(table, "min_cells", pa.int64())
+        self.deals, self.index = np.unique(deal, return_inverse=True)
+        n = len(self.deals)
+        self.solved_from = np.full(n, _BIG, dtype=np.int64)
+        solved = self.code == _CODE["solved"]
+        np.minimum.at(self.solved_from, self.index[solved], self.cells[solved])
+        self.unsolvable_to = np.full(n, -1, dtype=np.int64)
+        lost = self.code == _CODE["unsolvable"]
+        np.maximum.at(self.unsolvable_to, self.index[lost], self.cells[lost])
+        self.minimum = np.full(n, _BIG, dtype=np.int64)
+        valid = (
+            np.asarray(pc.is_valid(mins).to_numpy(zero_copy_only=False), dtype=bool)
+            if n_rows
+            else np.zeros(0, bool)
+        )
+        if valid.any():
+            values = np.asarray(pc.fill_null(mins, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+            np.minimum.at(self.minimum, self.index[valid], values[valid])
+
+    def at(self, k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Per deal at `k` cells: outcome code, how (0 proved, 1 inferred, -1 not
+        tried) and the row whose limit or error stands (-1 when none)."""
+        n = len(self.deals)
+        row_code = np.full(n, _NONE, dtype=np.int64)
+        row_at = np.full(n, -1, dtype=np.int64)
+        here = np.flatnonzero(self.cells == k)
+        row_code[self.index[here]] = self.code[here]
+        row_at[self.index[here]] = here
+        has_min = self.minimum != _BIG
+        won = (self.solved_from <= k) | (has_min & (self.minimum <= k))
+        lost = (self.unsolvable_to >= k) | (has_min & (self.minimum > k))
+        proof = (row_code == _CODE["solved"]) | (row_code == _CODE["unsolvable"])
+        code = np.where(
+            proof, row_code, np.where(won, _CODE["solved"], np.where(lost, _CODE["unsolvable"], row_code))
+        )
+        how = np.where(proof, 0, np.where(won | lost, 1, np.where(row_code != _NONE, 0, -1)))
+        stands = np.where(proof | won | lost, -1, row_at)
+        return code, how, stands
+
+
+def _named(codes: npt.NDArray[np.int64], names: Sequence[str]) -> Any:
+    """Codes as a string array; negative codes are null."""
+    mask = codes < 0
+    indices: Any = pa.array(np.where(mask, 0, codes).astype(np.int32), mask=mask)
+    return pc.cast(pa.DictionaryArray.from_arrays(indices, pa.array(list(names))), pa.string())
+
+
+def _taken(column: Any, rows: npt.NDArray[np.int64]) -> Any:
+    mask = rows < 0
+    return (
+        pc.take(column, pa.array(np.where(mask, 0, rows), mask=mask))
+        if len(column)
+        else pa.nulls(len(rows), pa.string())
     )
 
 
-def _per_deal(rows: pa.Table) -> pa.Table:
-    """One row per deal: smallest count solved, largest proved unsolvable, minimum cells."""
-    deals = _table({"deal_number": pc.unique(rows["deal_number"])})
+def _grid(d: _Deals, counts: Sequence[int]) -> pa.Table:
+    parts: list[pa.Table] = []
+    n = len(d.deals)
+    for k in counts:
+        code, how, stands = d.at(k)
+        parts.append(
+            _table(
+                {
+                    "deal_number": pa.array(d.deals, pa.int64()),
+                    "cells": pa.array(np.full(n, k, dtype=np.int64)),
+                    "outcome": _named(code, OUTCOMES),
+                    "how": _named(how, (PROVED, INFERRED)),
+                    "limit_reason": _taken(d.limit_reason, stands),
+                    "error": _taken(d.error, stands),
+                }
+            )
+        )
+    if not parts:
+        empty = {c: pa.array([], pa.int64()) for c in ("deal_number", "cells")}
+        return _table(
+            {**empty, **{c: pa.array([], pa.string()) for c in ("outcome", "how", "limit_reason", "error")}}
+        )
+    return pa.concat_tables(parts).combine_chunks()
 
-    def agg(mask: Any, column: str, how: str, name: str) -> pa.Table:
-        part = rows.filter(mask).group_by("deal_number").aggregate([(column, how)])  # type: ignore[list-item]
-        return part.rename_columns(["deal_number" if c == "deal_number" else name for c in part.column_names])
 
-    out = deals
-    for part in (
-        agg(pc.equal(rows["outcome"], "solved"), "cells", "min", "solved_from"),
-        agg(pc.equal(rows["outcome"], "unsolvable"), "cells", "max", "unsolvable_to"),
-        agg(pc.is_valid(rows["min_cells"]), "min_cells", "min", "min_cells"),
-    ):
-        out = out.join(part, "deal_number", join_type="left outer")
-    return out.sort_by("deal_number")
+def _counts_of(table: pa.Table, cells: Sequence[int] | None) -> list[int]:
+    return sorted({int(k) for k in (cells if cells is not None else _values(pc.unique(table["cells"])))})
 
 
 def deal_cells(table: pa.Table, cells: Sequence[int] | None = None) -> pa.Table:
     """Every deal at every count of `cells` (default: the counts in `table`):
-    ``deal_number, cells, outcome, how, limit_reason, error``.
+    ``deal_number, cells, outcome, how, limit_reason, error``, sorted by
+    cells, then deal.
 
     `outcome` is solved / unsolvable / limit / error, or null when the count
     was never reached for the deal; `how` is ``proved`` (a row at that count
@@ -203,64 +284,21 @@ def deal_cells(table: pa.Table, cells: Sequence[int] | None = None) -> pa.Table:
     minimum number of cells), null when not tried. A row's own limit or
     error is kept only when no inference settles the count.
     """
-    rows = _normalise(table)
-    counts = sorted({int(k) for k in (cells if cells is not None else _values(pc.unique(rows["cells"])))})
-    per_deal = _per_deal(rows)
-    n = len(per_deal)
-    parts: list[pa.Table] = []
-    for k in counts:
-        at_k = rows.filter(pc.equal(rows["cells"], k)).select(
-            ["deal_number", "outcome", "limit_reason", "error"]
-        )
-        t = per_deal.join(at_k, "deal_number", join_type="left outer").sort_by("deal_number")
-        kk = pa.scalar(k, pa.int64())
-        won = pc.fill_null(
-            pc.or_kleene(pc.less_equal(t["solved_from"], kk), pc.less_equal(t["min_cells"], kk)), False
-        )
-        lost = pc.fill_null(
-            pc.or_kleene(pc.greater_equal(t["unsolvable_to"], kk), pc.greater(t["min_cells"], kk)), False
-        )
-        row = t["outcome"]
-        row_proof = pc.fill_null(pc.is_in(row, pa.array(["solved", "unsolvable"])), False)
-        outcome = pc.if_else(
-            row_proof,
-            row,
-            pc.if_else(won, pa.scalar("solved"), pc.if_else(lost, pa.scalar("unsolvable"), row)),
-        )
-        how = pc.if_else(
-            row_proof,
-            pa.scalar(PROVED),
-            pc.if_else(
-                pc.or_(won, lost),
-                pa.scalar(INFERRED),
-                pc.if_else(pc.is_valid(row), pa.scalar(PROVED), pa.scalar(None, pa.string())),
-            ),
-        )
-        settled = pc.or_(row_proof, pc.or_(won, lost))
-        parts.append(
-            _table(
-                {
-                    "deal_number": t["deal_number"],
-                    "cells": pa.array([k] * n, pa.int64()),
-                    "outcome": outcome,
-                    "how": how,
-                    "limit_reason": pc.if_else(settled, pa.scalar(None, pa.string()), t["limit_reason"]),
-                    "error": pc.if_else(settled, pa.scalar(None, pa.string()), t["error"]),
-                }
-            )
-        )
-    if not parts:
-        return _table(
-            {
-                "deal_number": pa.array([], pa.int64()),
-                "cells": pa.array([], pa.int64()),
-                "outcome": pa.array([], pa.string()),
-                "how": pa.array([], pa.string()),
-                "limit_reason": pa.array([], pa.string()),
-                "error": pa.array([], pa.string()),
-            }
-        )
-    return pa.concat_tables(parts).combine_chunks()
+    return _grid(_Deals(table), _counts_of(table, cells))
+
+
+def _minimum(d: _Deals, counts: Sequence[int]) -> pa.Table:
+    top = max(counts) if counts else 0
+    code, _, _ = d.at(top)
+    found = d.minimum != _BIG
+    status = np.where(found, 0, np.where(code == _CODE["unsolvable"], 1, 2))
+    return _table(
+        {
+            "deal_number": pa.array(d.deals, pa.int64()),
+            "min_cells": pa.array(d.minimum, pa.int64(), mask=~found),
+            "status": _named(status, ("found", "above", "undetermined")),
+        }
+    )
 
 
 def deal_minimum(table: pa.Table, cells: Sequence[int]) -> pa.Table:
@@ -270,18 +308,7 @@ def deal_minimum(table: pa.Table, cells: Sequence[int]) -> pa.Table:
     most cells tried, `max(cells)`, so the minimum is larger) or
     ``undetermined`` (a limit or an error left a smaller count open).
     """
-    grid = deal_cells(table, cells)
-    per_deal = _per_deal(_normalise(table))
-    top = max(cells) if cells else 0
-    at_top = grid.filter(pc.equal(grid["cells"], top)).select(["deal_number", "outcome"])
-    t = per_deal.join(at_top, "deal_number", join_type="left outer").sort_by("deal_number")
-    lost_at_top = pc.fill_null(pc.equal(t["outcome"], "unsolvable"), False)
-    status = pc.if_else(
-        pc.is_valid(t["min_cells"]),
-        pa.scalar("found"),
-        pc.if_else(lost_at_top, pa.scalar("above"), pa.scalar("undetermined")),
-    )
-    return _table({"deal_number": t["deal_number"], "min_cells": t["min_cells"], "status": status})
+    return _minimum(_Deals(table), list(cells))
 
 
 # --- the headline -------------------------------------------------------------------
@@ -381,41 +408,27 @@ def _cells_text(line: CellsLine, *, several: bool) -> str:
     return head + "; ".join(parts)
 
 
-def _cells_line(grid: pa.Table, k: int) -> CellsLine:
-    at = grid.filter(pc.equal(grid["cells"], k))
-    outcome = _values(at["outcome"])
-    how = _values(at["how"])
-    deal = _values(at["deal_number"])
-    reason = _values(at["limit_reason"])
-    error = _values(at["error"])
-    counts = dict.fromkeys(OUTCOMES, 0)
-    inferred = dict.fromkeys(OUTCOMES, 0)
-    unsolvable: list[int] = []
-    limits: list[tuple[int, str]] = []
-    errors: list[tuple[int, str]] = []
-    not_tried = 0
-    for d, o, h, r, e in zip(deal, outcome, how, reason, error, strict=True):
-        if o is None:
-            not_tried += 1
-            continue
-        counts[o] = counts.get(o, 0) + 1
-        if h == INFERRED:
-            inferred[o] = inferred.get(o, 0) + 1
-        if o == "unsolvable":
-            unsolvable.append(d)
-        elif o == "limit":
-            limits.append((d, r or "?"))
-        elif o == "error":
-            errors.append((d, (e or "").splitlines()[0] if e else ""))
+def _cells_line(d: _Deals, k: int) -> CellsLine:
+    code, how, stands = d.at(k)
+    counts = {o: int((code == i).sum()) for i, o in enumerate(OUTCOMES)}
+    inferred = {o: int(((code == i) & (how == 1)).sum()) for i, o in enumerate(OUTCOMES)}
+    unsolvable = d.deals[code == _CODE["unsolvable"]]
+    limit = np.flatnonzero(code == _CODE["limit"])
+    error = np.flatnonzero(code == _CODE["error"])
+    reasons = _values(_taken(d.limit_reason, stands[limit]))
+    errors = _values(_taken(d.error, stands[error]))
     return CellsLine(
         cells=k,
-        deals=len(deal),
+        deals=len(d.deals),
         counts=counts,
         inferred=inferred,
-        unsolvable=tuple(unsolvable),
-        limits=tuple(limits),
-        errors=tuple(errors),
-        not_tried=not_tried,
+        unsolvable=tuple(int(x) for x in unsolvable),
+        limits=tuple((int(d.deals[i]), r or "?") for i, r in zip(limit, reasons, strict=True)),
+        errors=tuple(
+            (int(d.deals[i]), (e or "").splitlines()[0] if e else "")
+            for i, e in zip(error, errors, strict=True)
+        ),
+        not_tried=int((code == _NONE).sum()),
     )
 
 
@@ -433,34 +446,34 @@ def headline(
     `min_cells` says the run asked for each deal's minimum; `declared` are
     the inclusive deal ranges it was asked for (for coverage).
     """
-    counts = sorted({int(k) for k in (cells if cells is not None else _values(pc.unique(table["cells"])))})
-    grid = deal_cells(table, counts)
-    deals = len(pc.unique(table["deal_number"])) if len(table) else 0
+    counts = _counts_of(table, cells)
+    d = _Deals(table)
+    deals = len(d.deals)
     n_declared = sum(b - a + 1 for a, b in declared) if declared else None
     deal_text = (
         ",".join(str(a) if a == b else f"{a}-{b}" for a, b in declared)
         if declared
-        else deal_ranges(_values(pc.unique(table["deal_number"])))
+        else deal_ranges(int(x) for x in d.deals)
     )
-    lines = tuple(_cells_line(grid, k) for k in counts)
+    lines = tuple(_cells_line(d, k) for k in counts)
     if not min_cells:
         return Headline(label, deals, n_declared, deal_text, lines, False)
-    mins = deal_minimum(table, counts)
+    mins = _minimum(d, counts)
     minimum: dict[str, int] = {str(k): 0 for k in counts}
     above: list[int] = []
     undetermined: list[int] = []
-    for d, m, s in zip(
+    for deal, m, status in zip(
         _values(mins["deal_number"]),
         _values(mins["min_cells"]),
         _values(mins["status"]),
         strict=True,
     ):
-        if s == "found":
+        if status == "found":
             minimum[str(m)] = minimum.get(str(m), 0) + 1
-        elif s == "above":
-            above.append(d)
+        elif status == "above":
+            above.append(deal)
         else:
-            undetermined.append(d)
+            undetermined.append(deal)
     minimum = {k: minimum[k] for k in sorted(minimum, key=int)}
     if above:
         minimum[f"more than {max(counts)}"] = len(above)
@@ -475,14 +488,15 @@ def headline(
         True,
         minimum,
         tuple(above),
-        _open_reasons(grid, undetermined),
+        _open_reasons(d, counts, undetermined),
     )
 
 
-def _open_reasons(grid: pa.Table, deals: Sequence[int]) -> tuple[tuple[int, str], ...]:
+def _open_reasons(d: _Deals, counts: Sequence[int], deals: Sequence[int]) -> tuple[tuple[int, str], ...]:
     """For each deal, the first count of cells a limit or an error left open."""
     if not deals:
         return ()
+    grid = _grid(d, counts)
     open_ = grid.filter(
         pc.and_(
             pc.is_in(grid["deal_number"], pa.array(deals, pa.int64())),
@@ -490,16 +504,16 @@ def _open_reasons(grid: pa.Table, deals: Sequence[int]) -> tuple[tuple[int, str]
         )
     ).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
     why: dict[int, str] = {}
-    for d, k, o, r in zip(
+    for deal, k, o, r in zip(
         _values(open_["deal_number"]),
         _values(open_["cells"]),
         _values(open_["outcome"]),
         _values(open_["limit_reason"]),
         strict=True,
     ):
-        if d not in why:
-            why[d] = f"{o} at {k} cells" + (f": {r}" if o == "limit" and r else "")
-    return tuple((d, why.get(d, "not tried")) for d in deals)
+        if deal not in why:
+            why[deal] = f"{o} at {k} cells" + (f": {r}" if o == "limit" and r else "")
+    return tuple((deal, why.get(deal, "not tried")) for deal in deals)
 
 
 def headline_text(

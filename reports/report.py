@@ -273,14 +273,14 @@ def _comparisons(inputs: Sequence[RunInput]) -> pd.DataFrame:
 
 
 def _deals_with(r: RunInput, outcome: str) -> pd.DataFrame:
-    return summary.deals_with_outcome(r.frame, outcome, r.cells)
+    return summary.deals_with_outcome(r.frame, outcome, r.cells, r.grid)
 
 
 def _won_by_run(inputs: Sequence[RunInput]) -> pd.DataFrame:
     """Deals won with k cells, one row per run and one column per count of cells."""
     rows = []
     for r in inputs:
-        curve = summary.won_curve(r.frame, r.cells)
+        curve = summary.won_curve(r.frame, r.cells, r.grid)
         row: dict[str, object] = {"run": r.label, "deals": len(r.grid["deal_number"].unique())}
         for _, c in curve.iterrows():
             row[f"won_share_{int(c['cells'])}"] = c["won_share"]
@@ -342,7 +342,7 @@ def summarize(
     )
     outcomes.items.append(
         Table(
-            "outcomes", "Deals per outcome", _stack(inputs, lambda r: summary.outcome_table(r.frame, r.cells))
+            "outcomes", "Deals per outcome", _stack(inputs, lambda r: summary.outcome_table(r.frame, r.cells, r.grid))
         )
     )
     if several or any(len(r.cells) > 1 for r in inputs):
@@ -418,7 +418,7 @@ def summarize(
         Table(
             "blocks",
             f"Per block of {size:,} deals",
-            _stack(inputs, lambda r: summary.block_table(r.frame, size, r.cells)),
+            _stack(inputs, lambda r: summary.block_table(r.frame, size, r.cells, r.grid)),
         )
     )
     difficulty.items.append(
@@ -750,7 +750,7 @@ def write(report: Report, out: Path) -> Path:
     _insert_after(difficulty, "difficulty", figures)
     blocks: dict[str, pd.DataFrame] = {}
     for r in inputs:
-        b = summary.block_table(r.frame, report.block_size, r.cells)
+        b = summary.block_table(r.frame, report.block_size, r.cells, r.grid)
         for k, part in b.groupby("cells", sort=True):
             if (
                 part["median_positions_expanded"].notna().any()
@@ -763,7 +763,7 @@ def write(report: Report, out: Path) -> Path:
     _insert_after(difficulty, "blocks", [by_number] if by_number else [])
     if len(inputs) > 1 or any(len(r.cells) > 1 for r in inputs):
         curve = plots.won_curve(
-            {r.label: summary.won_curve(r.frame, r.cells) for r in inputs}, out / "won_with_k_cells.png"
+            {r.label: summary.won_curve(r.frame, r.cells, r.grid) for r in inputs}, out / "won_with_k_cells.png"
         )
         _insert_after(report.section("outcomes"), "won", [curve] if curve else [])
     for s in report.sections:

@@ -77,27 +77,13 @@ def measure(column: str) -> Measure:
 
 
 def _plain(df: pd.DataFrame) -> pd.DataFrame:
-    """Categorical key columns as plain strings, so groupby sees only values present."""
-    out = df.copy()
+    """Categorical key columns as plain strings, so groupby sees only values present.
+    (A shallow copy: the caller's frame is left as it is.)"""
+    out = df.copy(deep=False)
     for c in ("variant", "move_rule", "outcome", "limit_reason"):
         if c in out and isinstance(out[c].dtype, pd.CategoricalDtype):
             out[c] = out[c].astype(object)
     return out
-
-
-def _counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Rows, count and share of each outcome per group."""
-    d = _plain(df)
-    counts = pd.crosstab([d[c] for c in by], d["outcome"]) if len(d) else pd.DataFrame()
-    counts = counts.reindex(columns=list(schema.OUTCOMES), fill_value=0)
-    counts.columns.name = None
-    out = counts.reset_index() if len(d) else pd.DataFrame(columns=[*by, *schema.OUTCOMES])
-    out.insert(len(by), "rows", out[list(schema.OUTCOMES)].sum(axis=1).astype("int64"))
-    for o in schema.OUTCOMES:
-        out[o] = out[o].astype("int64")
-    for o in schema.OUTCOMES:
-        out[f"{o}_share"] = (out[o] / out["rows"]).where(out["rows"] > 0, 0.0)
-    return out.sort_values(by, kind="stable", ignore_index=True)
 
 
 def _cells_of(df: pd.DataFrame, cells: Sequence[int] | None) -> list[int]:
@@ -128,17 +114,30 @@ def deal_minimum(df: pd.DataFrame, cells: Sequence[int]) -> pd.DataFrame:
     return out
 
 
-def outcome_table(df: pd.DataFrame, cells: Sequence[int] | None = None) -> pd.DataFrame:
+def _grids(
+    df: pd.DataFrame, cells: Sequence[int] | None, grid: pd.DataFrame | None
+) -> list[tuple[str, str, pd.DataFrame, pd.DataFrame]]:
+    """(variant, move rule, rows, per-deal view) per configuration; `grid`, when
+    given, is the view of `df` (one configuration) computed once by the caller."""
+    d = _plain(df)
+    out = []
+    for (variant, move_rule), part in d.groupby(["variant", "move_rule"], sort=True):
+        g = grid if grid is not None else deal_cells(part, cells)
+        out.append((str(variant), str(move_rule), part, g))
+    return out
+
+
+def outcome_table(
+    df: pd.DataFrame, cells: Sequence[int] | None = None, grid: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Deals with each outcome per variant, cells and move rule, and their
     shares. Counted on the per-deal view: ``solved_inferred`` and
     ``unsolvable_inferred`` say how many of them no row of that count proves
     (a min-cells run infers them from the deal's other counts);
     ``not_tried`` counts deals the run never settled at that count."""
     records: list[dict[str, object]] = []
-    d = _plain(df)
-    for (variant, move_rule), part in d.groupby(["variant", "move_rule"], sort=True):
-        grid = deal_cells(part, cells)
-        for k, at in grid.groupby("cells", sort=True):
+    for variant, move_rule, _, g in _grids(df, cells, grid):
+        for k, at in g.groupby("cells", sort=True):
             outcome = at["outcome"].astype(object)
             inferred = at["how"].astype(object) == headline.INFERRED
             n = len(at)
@@ -164,11 +163,13 @@ def outcome_table(df: pd.DataFrame, cells: Sequence[int] | None = None) -> pd.Da
     return out.sort_values(GROUP, kind="stable", ignore_index=True)
 
 
-def won_curve(df: pd.DataFrame, cells: Sequence[int] | None = None) -> pd.DataFrame:
+def won_curve(
+    df: pd.DataFrame, cells: Sequence[int] | None = None, grid: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The share of deals won with k cells, for each k the run asked about:
     ``cells, deals, won, not_won, open, won_share, not_won_share`` (shares of
     the deals settled at that count)."""
-    t = outcome_table(df, cells)
+    t = outcome_table(df, cells, grid)
     out = t[[*GROUP, "deals", "solved", "unsolvable"]].rename(
         columns={"solved": "won", "unsolvable": "not_won"}
     )
@@ -179,7 +180,9 @@ def won_curve(df: pd.DataFrame, cells: Sequence[int] | None = None) -> pd.DataFr
     return out
 
 
-def deals_with_outcome(df: pd.DataFrame, outcome: str, cells: Sequence[int] | None = None) -> pd.DataFrame:
+def deals_with_outcome(
+    df: pd.DataFrame, outcome: str, cells: Sequence[int] | None = None, grid: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The deals with one outcome, by deal (e.g. the unsolvable deals).
 
     A run of one count of cells lists its rows; a run of several counts
@@ -189,7 +192,8 @@ def deals_with_outcome(df: pd.DataFrame, outcome: str, cells: Sequence[int] | No
     if outcome not in schema.OUTCOMES:
         raise ValueError(f"unknown outcome {outcome!r}; expected one of {', '.join(schema.OUTCOMES)}")
     counts = _cells_of(df, cells)
-    grid = deal_cells(df, counts)
+    if grid is None:
+        grid = deal_cells(df, counts)
     at = grid[(grid["cells"] == counts[-1]) & (grid["outcome"].astype(object) == outcome)] if counts else grid
     cols = ["deal_number", *GROUP, "how"]
     if outcome == "limit":
@@ -197,8 +201,10 @@ def deals_with_outcome(df: pd.DataFrame, outcome: str, cells: Sequence[int] | No
     if outcome == "error":
         cols.append("error")
     rows = at[[c for c in cols if c in at]].copy()
-    if "positions_expanded" in df and outcome != "error":
-        effort = _plain(df)[["deal_number", "cells", "positions_expanded"]]
+    if "positions_expanded" in df and outcome != "error" and len(rows):
+        effort = _plain(df[df["deal_number"].isin(rows["deal_number"])])[
+            ["deal_number", "cells", "positions_expanded"]
+        ]
         rows = rows.merge(effort, on=["deal_number", "cells"], how="left")
     rows["cells"] = rows["cells"].astype("int64")
     return rows.sort_values(["deal_number"], kind="stable", ignore_index=True)
@@ -244,7 +250,10 @@ def hardest(df: pd.DataFrame, column: str, n: int = 10) -> pd.DataFrame:
     """The `n` deals with the largest value of a measure, each deal once (at
     the count of cells where it was largest; ties: lower deal first)."""
     m = measure(column)
-    rows = _plain(df[df["outcome"].isin(m.outcomes) & df[column].notna()])
+    rows = df[df["outcome"].isin(m.outcomes) & df[column].notna()]
+    # a deal has at most one row per count of cells: the top n x counts rows hold n deals
+    per_deal = max(1, int(rows["cells"].nunique())) if len(rows) else 1
+    rows = _plain(rows.nlargest(n * per_deal, column, keep="all"))
     rows = rows.sort_values([column, "deal_number", "cells"], ascending=[False, True, True], kind="stable")
     rows = rows.drop_duplicates(["deal_number", "variant", "move_rule"], keep="first")
     cols = ["deal_number", *GROUP, "outcome", *(x.column for x in MEASURES if x.column in rows)]
@@ -280,7 +289,9 @@ def auto_block_size(df: pd.DataFrame, max_blocks: int = 100) -> int:
     return size
 
 
-def block_table(df: pd.DataFrame, block_size: int, cells: Sequence[int] | None = None) -> pd.DataFrame:
+def block_table(
+    df: pd.DataFrame, block_size: int, cells: Sequence[int] | None = None, grid: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Deals and difficulty per block of `block_size` deals (1-1000, 1001-2000, ...)
     and count of cells: outcomes counted on the per-deal view, the medians of
     solution length and positions expanded on the rows of that count."""
@@ -289,15 +300,26 @@ def block_table(df: pd.DataFrame, block_size: int, cells: Sequence[int] | None =
     by = ["first_deal", *GROUP]
     parts = []
     d = _plain(df)
-    for _, part in d.groupby(["variant", "move_rule"], sort=True):
-        grid = deal_cells(part, cells)
-        grid["first_deal"] = (grid["deal_number"] - 1) // block_size * block_size + 1
-        grid["outcome"] = grid["outcome"].astype(object).fillna("not_tried")
-        counts = pd.crosstab([grid[c] for c in by], grid["outcome"])
+    for variant, move_rule, _, g in _grids(df, cells, grid):
+        view = pd.DataFrame(
+            {
+                "first_deal": (g["deal_number"] - 1) // block_size * block_size + 1,
+                "cells": g["cells"],
+                "outcome": g["outcome"].astype(object).fillna("not_tried"),
+            }
+        )
+        counts = (
+            view.groupby(["first_deal", "cells", "outcome"], sort=True)
+            .size()
+            .unstack("outcome", fill_value=0)
+        )
         counts = counts.reindex(columns=[*schema.OUTCOMES, "not_tried"], fill_value=0).astype("int64")
         counts.columns.name = None
         counts.insert(0, "deals", counts.sum(axis=1))
-        parts.append(counts.reset_index())
+        counts = counts.reset_index()
+        counts.insert(1, "variant", variant)
+        counts.insert(3, "move_rule", move_rule)
+        parts.append(counts)
     if not parts:
         return pd.DataFrame(columns=[*by, "last_deal", "deals", *schema.OUTCOMES])
     out = pd.concat(parts, ignore_index=True)
