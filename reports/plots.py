@@ -205,14 +205,18 @@ def won_curve(curves: Mapping[str, pd.DataFrame], path: Path) -> PlotFile | None
         fig.subplots_adjust(left=0.06, right=0.985, bottom=0.13, top=0.86, wspace=0.18)
         won_ax, lost_ax = fig.subplots(1, 2)
         any_lost = False
-        for label, c in curves.items():
+        for i, (label, c) in enumerate(curves.items()):
+            # one colour per run in both panels, whether or not it has a point on the right
+            color = f"C{i % 10}"
+            marker = "osD^v<>ph*"[i // 10 % 10]
             x = c["cells"].to_numpy(dtype=np.float64)
-            won_ax.plot(x, c["won_share"].to_numpy(dtype=np.float64), marker="o", linewidth=1.5, label=label)
+            won = c["won_share"].to_numpy(dtype=np.float64)
+            won_ax.plot(x, won, color=color, marker=marker, linewidth=1.5, label=label)
             lost = c["not_won_share"].to_numpy(dtype=np.float64)
             keep = lost > 0
             if keep.any():
                 any_lost = True
-                lost_ax.plot(x[keep], lost[keep], marker="o", linewidth=1.5, label=label)
+                lost_ax.plot(x[keep], lost[keep], color=color, marker=marker, linewidth=1.5, label=label)
         for ax in (won_ax, lost_ax):
             ax.set_xlabel("cells (count)")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))

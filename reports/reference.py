@@ -487,6 +487,11 @@ def _count_row(fact: Fact, run: RunFigures) -> dict[str, str] | None:
     )
 
 
+def _points(diff: float) -> str:
+    """A difference of shares in percentage points: ``+1.54 points``, ``0 points``."""
+    return "0 points" if diff == 0 else f"{100 * diff:+.3g} points"
+
+
 def share_verdict(won: int, decided: int, pub_won: int, pub_n: int) -> tuple[str, float]:
     """``agree`` when two shares differ by at most `SHARE_SIGMAS` pooled standard errors.
 
@@ -523,7 +528,7 @@ def _share_row(fact: Fact, run: RunFigures) -> dict[str, str] | None:
         deals=_deals_text(deals, (int(deals.min()), int(deals.max()))),
         ours=f"{percent_text(won / decided)} ({won:,} of {decided:,})",
         published=f"{fact.shown} ({pub_won:,} of {pub_n:,})",
-        difference=f"{100 * (won / decided - pub_won / pub_n):+.3g} points",
+        difference=_points(won / decided - pub_won / pub_n),
         verdict=verdict,
         note="; ".join(notes),
     )
