@@ -582,7 +582,7 @@ def table_view(t: Table) -> dict[str, Any]:
     }
 
 
-def headline_view(h: headline.Headline) -> dict[str, Any]:
+def headline_view(h: headline.Headline, index: int = 0) -> dict[str, Any]:
     """What the templates need of a headline: numbers and deal lists, each
     with the CSV holding all of them."""
     cover = f"{h.deals:,} deals"
@@ -590,6 +590,7 @@ def headline_view(h: headline.Headline) -> dict[str, Any]:
         cover = (
             f"{h.deals:,} of {h.declared:,} deals have results ({headline.share_text(h.deals, h.declared)})"
         )
+    suffix = "" if index == 0 else f"_{index + 1}"  # as the min-cells sections name their tables
 
     def deals(items: Sequence[str], csv: str) -> dict[str, Any]:
         return {
@@ -634,8 +635,8 @@ def headline_view(h: headline.Headline) -> dict[str, Any]:
             for k, v in h.minimum.items()
         ],
         "top": h.cells[-1].cells if h.cells else 0,
-        "above": deals([str(d) for d in h.above], "min_cells_deals.csv"),
-        "undetermined": deals([f"{d} ({why})" for d, why in h.undetermined], "min_cells_deals.csv"),
+        "above": deals([str(d) for d in h.above], f"min_cells_deals{suffix}.csv"),
+        "undetermined": deals([f"{d} ({why})" for d, why in h.undetermined], f"min_cells_deals{suffix}.csv"),
         "lines": lines,
     }
 
@@ -687,7 +688,7 @@ def _context(report: Report, out_dir: Path | None, embed: bool) -> dict[str, Any
         "lead": report.lead,
         "footing": report.footing,
         "version": analyzer.__version__,
-        "headlines": [headline_view(h) for h in report.headlines],
+        "headlines": [headline_view(h, i) for i, h in enumerate(report.headlines)],
         "sections": [
             {
                 "id": s.id,
