@@ -22,14 +22,17 @@ if TYPE_CHECKING:
     from analyzer.cliframe import Subparsers
 
 REPORT_DESCRIPTION: Final = """\
-Write report.html (figures as PNG beside it), report.md and the summary
-tables as CSV for one run, or a comparison of several runs. Same input,
-same output bytes. Runs are read through the one checked reader.
+Write report.html (one self-contained page: figures embedded, tables that
+sort offline), report.md (figures as PNG beside it) and the summary tables
+as CSV for one run, or a comparison of several runs; each opens with the
+answer (outcome counts in deals, the unsolvable and limit deals). Same
+input, same output bytes. Runs are read through the one checked reader.
 
 Exit 0 when written; 1 when a run holds wrong data (what `validate` calls
 invalid; the file is named); 2 for bad usage or input (an empty or non-run
-directory, mixed configurations without --allow-mixed, a read-only
-output); 3 when the disk fills (free space and run it again)."""
+directory, mixed configurations without --allow-mixed, runs of different
+deals without --normalise or --common-deals, a read-only output); 3 when
+the disk fills (free space and run it again)."""
 
 PUBLISH_DESCRIPTION: Final = """\
 Publish a complete run as DATASET_DIR/VERSION, streaming it through the one
@@ -58,6 +61,7 @@ def register(subparsers: Subparsers) -> None:
         examples="""
             freecell-analyzer report runs/ms32000 --out reports/ms32000
             freecell-analyzer report runs/cells3 runs/cells4 --out reports/cells --allow-mixed
+            freecell-analyzer report runs/fc-1k runs/fc-32k --allow-mixed --normalise --out reports/sizes
             python -m reports.report runs/ms32000 --out reports/ms32000
         """,
     )

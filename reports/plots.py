@@ -25,7 +25,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .load import cells_phrase
+from .source import cells_phrase
 from .summary import GROUP, MEASURES, Measure
 
 #: Figure size in inches at `DPI`: 1100 x 420 pixels, legible at 100 % zoom.
@@ -41,11 +41,14 @@ Values = npt.NDArray[np.float64]
 
 @dataclass(frozen=True)
 class PlotFile:
-    """A written figure: file name (beside the report), title and caption."""
+    """A written figure: file name (beside the report), title, caption and its
+    size in pixels (the page embeds the PNG itself)."""
 
     name: str
     title: str
     caption: str
+    width: int = 0
+    height: int = 0
 
 
 @contextmanager
@@ -66,9 +69,12 @@ def _style() -> Iterator[None]:
         yield
 
 
-def _save(fig: Figure, path: Path) -> None:
+def _save(fig: Figure, path: Path) -> tuple[int, int]:
+    """Writes the PNG; returns its width and height in pixels."""
     # metadata None drops the "Software" entry: bytes depend only on the data.
     fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    w, h = fig.get_size_inches() * DPI
+    return int(w + 0.5), int(h + 0.5)
 
 
 def _ecdf(v: Values) -> tuple[Values, Values]:
@@ -123,29 +129,39 @@ def histogram_ecdf(
         fig.subplots_adjust(left=0.06, right=0.985, bottom=0.13, top=0.86, wspace=0.16)
         hist_ax, ecdf_ax = fig.subplots(1, 2)
         bins = _bins(list(series.values()), log)
+        # several series may hold different numbers of deals: compare shares, not counts
+        shares = len({len(v) for v in series.values()}) > 1
         for label, v in series.items():
-            hist_ax.hist(v, bins=bins, histtype="step", linewidth=1.5, label=f"{label} (n={len(v):,})")
+            weights = np.full(len(v), 1.0 / len(v)) if shares else None
+            hist_ax.hist(
+                v, bins=bins, weights=weights, histtype="step", linewidth=1.5, label=f"{label} (n={len(v):,})"
+            )
             x, p = _ecdf(v)
             ecdf_ax.step(x, p, where="post", linewidth=1.5, label=label)
         for ax in (hist_ax, ecdf_ax):
             ax.set_xlabel(m.axis_label + (", log scale" if log else ""))
             if log:
                 ax.set_xscale("log")
-        hist_ax.set_ylabel("rows (count)")
-        hist_ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        hist_ax.set_title("Histogram")
-        ecdf_ax.set_ylabel("share of rows at or below x")
+        if shares:
+            hist_ax.set_ylabel("share of each series' deals")
+        else:
+            hist_ax.set_ylabel("deals (count)")
+            hist_ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        hist_ax.set_title("Histogram" + (" (shares: the series differ in size)" if shares else ""))
+        ecdf_ax.set_ylabel("share of deals at or below x")
         ecdf_ax.set_ylim(0, 1.02)
         ecdf_ax.set_title("Empirical cumulative distribution (ECDF)")
         hist_ax.legend(loc="best", fontsize="small")
         on = " or ".join(m.outcomes)
-        title = f"{m.title}: {on} rows"
+        title = f"{m.title}: {on} deals"
         fig.suptitle(title + (f" — {subtitle}" if subtitle else ""))
-        _save(fig, path)
-    caption = f"{m.axis_label} of {on} rows."
+        w, h = _save(fig, path)
+    caption = f"{m.axis_label} of the {on} deals, each deal once per number of cells."
+    if shares:
+        caption += " The histogram shows shares of each series' deals, since the series differ in size."
     if dropped:
-        caption += f" {dropped} rows with value 0 are left out of the log scale."
-    return PlotFile(path.name, title, caption)
+        caption += f" {dropped} deals with value 0 are left out of the log scale."
+    return PlotFile(path.name, title, caption, w, h)
 
 
 def min_cells_bar(dist: pd.DataFrame, path: Path, *, subtitle: str = "") -> PlotFile:
@@ -166,11 +182,110 @@ def min_cells_bar(dist: pd.DataFrame, path: Path, *, subtitle: str = "") -> Plot
         ax.margins(y=0.15)
         title = "Minimum number of cells per deal"
         fig.suptitle(title + (f" — {subtitle}" if subtitle else ""))
-        _save(fig, path)
+        w, h = _save(fig, path)
     return PlotFile(
         path.name,
         title,
-        "Deals per minimum number of cells; 'undetermined' where a limit or error left it open.",
+        "Deals per minimum number of cells; 'more than K' where the most cells tried did not win, "
+        "'undetermined' where a limit or error left it open.",
+        w,
+        h,
+    )
+
+
+def won_curve(curves: Mapping[str, pd.DataFrame], path: Path) -> PlotFile | None:
+    """The share of deals won with k cells (left) and of deals not won, on a
+    log scale where a handful in a million still shows (right); one line per run."""
+    curves = {k: v.dropna(subset=["won_share"]) for k, v in curves.items()}
+    curves = {k: v for k, v in curves.items() if len(v)}
+    if not curves:
+        return None
+    with _style():
+        fig = Figure(figsize=SIZE)
+        fig.subplots_adjust(left=0.06, right=0.985, bottom=0.13, top=0.86, wspace=0.18)
+        won_ax, lost_ax = fig.subplots(1, 2)
+        any_lost = False
+        for i, (label, c) in enumerate(curves.items()):
+            # one colour per run in both panels, whether or not it has a point on the right
+            color = f"C{i % 10}"
+            marker = "osD^v<>ph*"[i // 10 % 10]
+            x = c["cells"].to_numpy(dtype=np.float64)
+            won = c["won_share"].to_numpy(dtype=np.float64)
+            won_ax.plot(x, won, color=color, marker=marker, linewidth=1.5, label=label)
+            lost = c["not_won_share"].to_numpy(dtype=np.float64)
+            keep = lost > 0
+            if keep.any():
+                any_lost = True
+                lost_ax.plot(x[keep], lost[keep], color=color, marker=marker, linewidth=1.5, label=label)
+        for ax in (won_ax, lost_ax):
+            ax.set_xlabel("cells (count)")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        won_ax.set_ylabel("share of deals won")
+        won_ax.set_ylim(-0.02, 1.02)
+        won_ax.set_title("Deals won with k cells")
+        won_ax.legend(loc="best", fontsize="small")
+        lost_ax.set_ylabel("share of deals not won, log scale")
+        lost_ax.set_title("Deals not won with k cells")
+        if any_lost:
+            lost_ax.set_yscale("log")
+        else:
+            lost_ax.text(
+                0.5, 0.5, "every settled deal won", ha="center", va="center", transform=lost_ax.transAxes
+            )
+        title = "Fraction of deals won with k cells"
+        fig.suptitle(title)
+        w, h = _save(fig, path)
+    return PlotFile(
+        path.name,
+        title,
+        "Share of the deals settled at each number of cells (won, or proved unsolvable) that are won; "
+        "right, the share not won on a log scale (counts of zero are not drawn).",
+        w,
+        h,
+    )
+
+
+def by_deal_number(blocks: Mapping[str, pd.DataFrame], path: Path, block_size: int) -> PlotFile | None:
+    """Difficulty against deal number: per block of deals, the median and 90th
+    percentile of positions expanded, and the median solution length."""
+    blocks = {k: v for k, v in blocks.items() if len(v) and "median_positions_expanded" in v}
+    if not blocks:
+        return None
+    with _style():
+        fig = Figure(figsize=SIZE)
+        fig.subplots_adjust(left=0.07, right=0.985, bottom=0.13, top=0.86, wspace=0.2)
+        effort_ax, length_ax = fig.subplots(1, 2)
+        for i, (label, b) in enumerate(blocks.items()):
+            color = f"C{i % 10}"
+            x = (b["first_deal"] + (block_size - 1) / 2).to_numpy(dtype=np.float64)
+            med = b["median_positions_expanded"].to_numpy(dtype=np.float64)
+            effort_ax.plot(x, med, color=color, linewidth=1.5, marker=".", label=f"{label}: median")
+            if "p90_positions_expanded" in b:
+                p90 = b["p90_positions_expanded"].to_numpy(dtype=np.float64)
+                effort_ax.plot(
+                    x, p90, color=color, linewidth=1.0, linestyle="--", label=f"{label}: 90th percentile"
+                )
+            if "median_length_single" in b:
+                length = b["median_length_single"].to_numpy(dtype=np.float64)
+                length_ax.plot(x, length, color=color, linewidth=1.5, marker=".", label=label)
+        effort_ax.set_yscale("log")
+        effort_ax.set_ylabel("positions expanded (positions), log scale")
+        effort_ax.set_title("Search effort per block (solved or unsolvable deals)")
+        length_ax.set_ylabel("median solution length (moves)")
+        length_ax.set_title("Solution length per block (solved deals)")
+        for ax in (effort_ax, length_ax):
+            ax.set_xlabel(f"deal number (blocks of {block_size:,} deals)")
+        effort_ax.legend(loc="best", fontsize="small")
+        title = "Difficulty against deal number"
+        fig.suptitle(title)
+        w, h = _save(fig, path)
+    return PlotFile(
+        path.name,
+        title,
+        f"Per block of {block_size:,} deals: positions expanded (median, and 90th percentile dashed) and median "
+        "solution length in single-card moves.",
+        w,
+        h,
     )
 
 
@@ -208,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m reports.plots DIR... --out PLOT_DIR``: only the figures."""
     from analyzer.cliframe import run_main
 
-    from .load import load_runs
+    from .source import read_runs
     from .summary import min_cells_distribution
 
     def add(p: argparse.ArgumentParser) -> None:
@@ -217,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--allow-mixed", action="store_true", help="accept runs of different configurations")
 
     def handle(args: argparse.Namespace) -> int:
-        runs = load_runs(args.dirs, allow_mixed=args.allow_mixed)
+        runs = read_runs(args.dirs, allow_mixed=args.allow_mixed)
         args.out.mkdir(parents=True, exist_ok=True)
         files = write_difficulty_plots([(r.label, r.frame) for r in runs], args.out)
         for r in runs:

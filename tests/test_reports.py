@@ -8,7 +8,9 @@ pyarrow, independently of the pandas code under test.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +22,7 @@ import pytest
 from fixtures_runs import FixtureRuns, config, shared_c2_report, shared_runs, write_run
 
 import analyzer
-from reports import cli, load, plots, report, summary
+from reports import cli, headline, load, plots, reference, report, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,17 +144,34 @@ def test_outcome_table_counts_and_shares(runs: FixtureRuns) -> None:
     table = summary.outcome_table(load.load_run(runs.c2)[0])
     assert len(table) == 1
     row = table.iloc[0]
-    assert (row["variant"], row["cells"], row["move_rule"], row["rows"]) == ("freecell", 2, "product", 30)
+    assert (row["variant"], row["cells"], row["move_rule"], row["deals"]) == ("freecell", 2, "product", 30)
     for o in ("solved", "unsolvable", "limit", "error"):
         assert row[o] == expected[o]
         assert row[f"{o}_share"] == pytest.approx(expected[o] / 30)
 
 
-def test_outcome_table_per_cells(runs: FixtureRuns) -> None:
-    table = summary.outcome_table(load.load_run(runs.min_cells)[0])
-    assert table["cells"].tolist() == [0, 1, 2, 3]
-    expected = Counter(int(str(r["cells"])) for r in rows_of(runs.min_cells))
-    assert table["rows"].tolist() == [expected[k] for k in range(4)]
+def test_outcome_table_per_cells_counts_deals_not_rows(runs: FixtureRuns) -> None:
+    """A min-cells run has several rows per deal; every count of cells still has 12 deals,
+    and what no row of that count proves is inferred from the deal's other counts."""
+    table = summary.outcome_table(load.load_run(runs.min_cells)[0], [0, 1, 2, 3]).set_index("cells")
+    assert table.index.tolist() == [0, 1, 2, 3]
+    assert table["deals"].tolist() == [12] * 4
+    rows = rows_of(runs.min_cells)
+    assert len(rows) > 12 * 3  # deal x cell-count rows
+    outcome = {(int(str(r["deal_number"])), int(str(r["cells"]))): str(r["outcome"]) for r in rows}
+    for k in range(4):
+        won = set()
+        lost = set()
+        for (d, c), o in outcome.items():
+            if o == "solved" and c <= k:
+                won.add(d)
+            if o == "unsolvable" and c >= k:
+                lost.add(d)
+        assert table.loc[k, "solved"] == len(won), k
+        assert table.loc[k, "unsolvable"] == len(lost), k
+        proved = sum(1 for (d, c), o in outcome.items() if c == k and o == "solved")
+        assert table.loc[k, "solved_inferred"] == len(won) - proved
+        assert table.loc[k, ["solved", "unsolvable", "limit", "error", "not_tried"]].sum() == 12
 
 
 def test_deal_lists(runs: FixtureRuns) -> None:
@@ -199,9 +218,11 @@ def test_blocks(runs: FixtureRuns) -> None:
     blocks = summary.block_table(frame, 10)
     assert blocks["first_deal"].tolist() == [1, 11, 21]
     assert blocks["last_deal"].tolist() == [10, 20, 30]
-    assert blocks["rows"].sum() == 30
+    assert blocks["deals"].sum() == 30
     assert blocks["error"].tolist() == [0, 1, 0]  # deal 13
-    assert summary.block_table(frame, 1000)["rows"].tolist() == [30]
+    assert summary.block_table(frame, 1000)["deals"].tolist() == [30]
+    per_count = summary.block_table(load.load_run(runs.min_cells)[0], 1000, [0, 1, 2, 3])
+    assert per_count["deals"].tolist() == [12] * 4  # deals per count of cells, not rows
 
 
 def test_min_cells_distribution(runs: FixtureRuns) -> None:
@@ -268,8 +289,12 @@ def test_report_files_and_contents(c2_report: Path, runs: FixtureRuns) -> None:
     md = (out / "report.md").read_text()
     assert 'id="outcomes-table"' in html
     for png in pngs:
-        assert f'src="{png}"' in html and f"({png})" in md
+        assert f'id="figure-{png}"' in html and f"({png})" in md
         assert (out / png).read_bytes().startswith(b"\x89PNG")
+    # the page embeds every figure: the PNG beside it is for report.md
+    embedded = re.findall(r'<img src="data:image/png;base64,([^"]+)"', html)
+    assert sorted(base64.b64decode(b) for b in embedded) == sorted(p.read_bytes() for p in out.glob("*.png"))
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing fetched from the network
     by_deal = outcomes_by_deal(runs.c2)
     unsolvable = [n for n, o in by_deal.items() if o == "unsolvable"]
     assert unsolvable and f"| {unsolvable[0]} | freecell | 2 | product |" in md
@@ -285,7 +310,7 @@ def test_report_files_and_contents(c2_report: Path, runs: FixtureRuns) -> None:
         assert text in md, text
     assert "CPU time in the solver" in html and "wall time" in html
     csv = (out / "outcomes.csv").read_text().splitlines()
-    assert csv[0].startswith("variant,cells,move_rule,rows,solved,unsolvable,limit,error")
+    assert csv[0].startswith("variant,cells,move_rule,deals,solved,unsolvable,limit,error")
 
 
 def test_report_is_deterministic(c2_report: Path, runs: FixtureRuns, tmp_path: Path) -> None:
@@ -306,7 +331,7 @@ def test_min_cells_report(runs: FixtureRuns, tmp_path: Path) -> None:
     html = report.report([runs.min_cells], tmp_path / "r").read_text()
     for name in ("min_cells.png", "min_cells.csv", "min_cells_deals.csv"):
         assert (tmp_path / "r" / name).is_file()
-    assert 'src="min_cells.png"' in html and 'id="min_cells-table"' in html
+    assert 'id="figure-min_cells.png"' in html and 'id="min_cells-table"' in html
     assert "undetermined" in html
 
 
@@ -384,3 +409,217 @@ def test_run_manifest_fields_used(runs: FixtureRuns) -> None:
     data = json.loads((runs.c4 / "_run" / "run.json").read_text())
     assert m.config == data["config"] and m.config_hash == data["config_hash"] and m.deals == "1-30"
     assert m.wall_s == 2.0 and m.invocations[0].status == "complete"
+
+
+# --- the headline: rounding, deals not rows -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("count", "total", "text"),
+    [
+        (1, 32000, "0.0031 %"),
+        (31999, 32000, "99.9969 %"),
+        (8, 1_000_000, "0.00080 %"),
+        (999_992, 1_000_000, "99.99920 %"),
+        (1, 8_589_934_591, "0.000000012 %"),
+        (1, 2, "50.0 %"),
+        (199, 32000, "0.62 %"),
+        (0, 32000, "0 %"),
+        (32000, 32000, "100 %"),
+    ],
+)
+def test_percentages_never_hide_a_deal(count: int, total: int, text: str) -> None:
+    assert headline.share_text(count, total) == text
+
+
+def test_percentages_round_honestly_for_every_count() -> None:
+    for total in (7, 300, 32000, 1_000_000):
+        for count in {1, 2, 3, total // 3, total // 2, total - 2, total - 1}:
+            text = headline.share_text(count, total)
+            shown = float(text.split()[0])
+            decimals = len(text.split()[0].partition(".")[2])
+            assert 0 < shown < 100, text  # neither a share nor its complement rounds away
+            assert abs(shown - 100 * count / total) <= 0.5 * 10**-decimals + 1e-12, text
+
+
+def test_headline_of_a_run_lists_unsolvable_and_limit_deals(runs: FixtureRuns) -> None:
+    run = load.load_runs([runs.c2])[0]
+    by_deal = outcomes_by_deal(runs.c2)
+    table = load.read_run_table(run.manifests[0])
+    h = headline.headline(table, label=run.label, declared=run.declared)
+    [line] = h.cells
+    assert line.deals == 30 and h.deals == 30
+    for o in ("solved", "unsolvable", "limit", "error"):
+        assert line.counts[o] == sum(x == o for x in by_deal.values()), o
+    assert list(line.unsolvable) == sorted(n for n, o in by_deal.items() if o == "unsolvable")
+    assert [d for d, _ in line.limits] == sorted(n for n, o in by_deal.items() if o == "limit")
+    assert {why for _, why in line.limits} == {"positions"}
+    text = h.text()
+    assert f"unsolvable ({len(line.unsolvable)}): {line.unsolvable[0]}" in text
+    assert "limit (5): 1 (positions), 6 (positions)" in text
+
+
+def test_headline_of_a_min_cells_run_counts_deals_not_rows(runs: FixtureRuns) -> None:
+    run = load.load_runs([runs.min_cells])[0]
+    rows = rows_of(runs.min_cells)
+    assert len(rows) > 12  # several rows per deal
+    h = headline.headline(
+        load.read_run_table(run.manifests[0]), label=run.label, cells=[0, 1, 2, 3], min_cells=True
+    )
+    assert h.deals == 12 and sum(h.minimum.values()) == 12
+    per_deal = {int(str(r["deal_number"])): r["min_cells"] for r in rows}
+    for k in range(4):
+        assert h.minimum[str(k)] == sum(v == k for v in per_deal.values())
+    assert h.minimum["undetermined"] == sum(v is None for v in per_deal.values())
+    assert "12 deals" in h.text() and str(len(rows)) not in h.text().splitlines()[0]
+    # the report's answer says the same, and its tables count deals
+    rep = report.summarize(load.load_runs([runs.min_cells], columns=report.COLUMNS))
+    md = report.render_markdown(rep)
+    assert "Microsoft deals 1-12: 12 deals" in md
+    assert next(t for t in rep.tables() if t.id == "min_cells").frame["deals"].sum() == 12
+
+
+def test_headline_without_pandas_columns_it_does_not_need() -> None:
+    import pyarrow as pa
+
+    t = pa.table({"deal_number": list(range(1, 32001)), "cells": [4] * 32000, "outcome": ["solved"] * 32000})
+    t = t.set_column(
+        2, "outcome", pa.array(["unsolvable" if d == 11982 else "solved" for d in range(1, 32001)])
+    )
+    text = headline.headline_text(t, label="freecell, 4 cells, product", declared=[(1, 32000)])
+    assert "solved 31,999 (99.9969 %); unsolvable 1 (0.0031 %)" in text
+    assert "unsolvable (1): 11982" in text
+
+
+# --- equal footing -----------------------------------------------------------------------
+
+
+def test_runs_of_different_deals_are_refused_normalised_or_restricted(
+    runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["report", str(runs.c3), str(runs.min_cells), "--allow-mixed"]
+    assert main_like([*argv, "--out", str(tmp_path / "refused")]) == 2
+    err = capsys.readouterr().err
+    assert "cover different deals" in err and "--normalise" in err and "--common-deals" in err
+    assert not (tmp_path / "refused").exists()
+
+    assert main_like([*argv, "--normalise", "--out", str(tmp_path / "norm")]) == 0
+    html = (tmp_path / "norm" / "report.html").read_text()
+    assert 'id="footing"' in html and "Normalised (--normalise)" in html
+    assert "1-30" in html and "1-12" in html
+
+    assert main_like([*argv, "--common-deals", "--out", str(tmp_path / "common")]) == 0
+    md = (tmp_path / "common" / "report.md").read_text()
+    assert "Only the 12 deals every run has are compared (--common-deals): 1-12." in md
+    outcomes = (tmp_path / "common" / "outcomes.csv").read_text().splitlines()
+    assert all(",12," in line for line in outcomes[1:])  # 12 deals per run and count of cells
+
+    [c3, _] = load.load_runs([runs.c3, runs.min_cells], allow_mixed=True)
+    same, text = report.footing([c3], "refuse")
+    assert text == "" and len(same[0]) == 30
+
+
+# --- published figures --------------------------------------------------------------------
+
+
+def _figures(
+    deals: dict[int, str], cells: int, variant: str = "freecell", **kw: object
+) -> reference.RunFigures:
+    import pyarrow as pa
+
+    table = pa.table(
+        {"deal_number": list(deals), "cells": [cells] * len(deals), "outcome": list(deals.values())}
+    )
+    grid = headline.deal_cells(table, [cells]).to_pandas()
+    return reference.RunFigures(
+        label="test",
+        variant=analyzer.Variant.named(variant).as_dict(),
+        cells=(cells,),
+        grid=grid,
+        declared=((min(deals), max(deals)),),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_reference_table_is_consistent_with_its_sources() -> None:
+    ref = reference.load()
+    m = ref.fact("ms32000-min-cells")
+    assert m.counts == {0: 69, 1: 6220, 2: 19092, 3: 6420, 4: 198, 5: 1}
+    assert (m.minimum_of(1), m.minimum_of(617), m.minimum_of(11982)) == (3, 4, 5)  # REFERENCE.md
+    four = ref.fact("fcpro-4cells-impossible-100m")
+    assert four.members[:8].tolist() == [11982, 146692, 186216, 455889, 495505, 512118, 517776, 781948]
+    assert int((four.members <= 1_000_000).sum()) == 8
+    zero = ref.fact("fcpro-0cells-solvable-1m")
+    assert len(zero.members) == 2174 and zero.intractable.tolist() == [798194]
+    # two sources agree: the deals Pringle's table says need no cell are the zero-cell list's
+    assert [d for d in zero.members.tolist() if d <= 32000] == [
+        d for d in range(1, 32001) if m.minimum_of(d) == 0
+    ]
+    assert ref.fact("fcpro-4cells-impossible-all").value == 102075
+    for f in ref.facts:
+        assert f.source.url.startswith("http") and f.source.author
+
+
+def test_a_table_that_disagrees_with_its_file_is_refused() -> None:
+    ref = reference.load()
+    raw = {"id": "x", "kind": "deal_set", "source": "fcpro-impossible", "variant": "freecell", "cells": 4,
+           "outcome": "unsolvable", "deals": "1-100", "list": [5, 7], "count": 3}  # fmt: skip
+    with pytest.raises(reference.ReferenceError, match="2 deals listed, the source says 3"):
+        reference._fact(raw, ref.sources)
+
+
+def test_reference_comparison_agree_disagree_settled_open() -> None:
+    four = {d: "unsolvable" if d == 11982 else "solved" for d in range(11975, 11991)}
+    rows = reference.compare(_figures(four, 4)).set_index("figure")
+    fc_pro = rows.loc["freecell: deals unsolvable with 4 cells"]
+    assert (fc_pro["ours"], fc_pro["published"], fc_pro["verdict"]) == ("1", "1", "agree")
+    derived = rows.loc["freecell: deals unsolvable with 4 cells (from the minimum per deal)"]
+    assert derived["verdict"] == "agree"
+
+    wrong = {**four, 11982: "solved", 11983: "unsolvable"}
+    rows = reference.compare(_figures(wrong, 4)).set_index("figure")
+    row = rows.loc["freecell: deals unsolvable with 4 cells"]
+    assert (
+        row["verdict"] == "disagree"
+        and "only ours: 11983" in row["note"]
+        and "only published: 11982" in row["note"]
+    )
+
+    zero = {d: "unsolvable" for d in range(798190, 798200)}  # none of them wins with no cell
+    rows = reference.compare(_figures(zero, 0)).set_index("figure")
+    row = rows.loc["freecell: deals won with 0 cells"]
+    assert row["verdict"] == "settled" and "798194 unsolvable" in row["note"]
+    assert row["published"] == "0 (+1 intractable)"
+
+    open_ = {**four, 11982: "limit"}
+    rows = reference.compare(_figures(open_, 4)).set_index("figure")
+    assert rows.loc["freecell: deals unsolvable with 4 cells", "verdict"] == "open"
+
+    # only the rules decide: Baker's Game deals are not compared with FreeCell's
+    assert not len(
+        reference.compare(_figures(four, 4, "bakers_game")).query("figure.str.startswith('freecell')")
+    )
+
+
+def test_reference_shares_and_exact_ranges() -> None:
+    won = {d: "solved" if d % 4 else "unsolvable" for d in range(1, 1001)}  # 75.0 % won
+    rows = reference.compare(_figures(won, 4, "bakers_game")).set_index("figure")
+    share = rows.loc["bakers_game: share of random deals won with 4 cells"]
+    assert share["verdict"] == "agree" and share["ours"] == "75.0 % (750 of 1,000)"
+    assert "bakers_game: deals won with 4 cells" not in rows.index  # published for 1..10,000,000 only
+    fewer = {d: "solved" if d % 5 < 3 else "unsolvable" for d in range(1, 1001)}  # 60 %
+    rows = reference.compare(_figures(fewer, 4, "bakers_game")).set_index("figure")
+    assert rows.loc["bakers_game: share of random deals won with 4 cells", "verdict"] == "disagree"
+    assert reference.share_verdict(29, 3_000_000, 29, 3_000_000)[0] == "agree"
+
+
+def test_the_report_sets_ours_beside_published(runs: FixtureRuns, tmp_path: Path) -> None:
+    html = report.report([runs.c3], tmp_path / "r").read_text()
+    assert 'id="published-table"' in html and "Pringle" in html
+    published = (tmp_path / "r" / "published.csv").read_text()
+    # deals 1..30 with 3 cells: Pringle's table says every one of them wins
+    assert (
+        'deals unsolvable with 3 cells (from the minimum per deal),agree,0,0,0,3,"1-30; published for 1-32,000"'
+        in published
+    )
+    assert 'id="sources-table"' in html and "jerrybryan.com" in html
