@@ -48,6 +48,8 @@ PROVED: Final = "proved"
 INFERRED: Final = "inferred"
 #: A count of cells the run asked about but never reached for this deal.
 NOT_TRIED: Final = "not tried"
+#: The columns a headline reads (`headline_text` takes a table of these).
+HEADLINE_COLUMNS: Final = ("deal_number", "cells", "outcome", "limit_reason", "error", "min_cells")
 #: Deals listed in a headline before "... and N more".
 SHOW_DEALS: Final = 20
 #: Most decimals a percentage gets (one deal in 8.6 milliard needs 11).
@@ -529,7 +531,7 @@ def headline_text(
     """The headline as text: what ``run``, ``status``, the dataset card and the
     report open with. `table` holds one run's rows (at least ``deal_number``,
     ``cells``, ``outcome``; ``limit_reason``, ``error`` and ``min_cells`` when
-    present), e.g. read with ``pyarrow.dataset.dataset(DIR / "chunks").to_table()``.
+    present), e.g. `reports.load.read_run_table(manifest, HEADLINE_COLUMNS)`.
 
     >>> t = pa.table({"deal_number": [1, 2, 3], "cells": [4, 4, 4],
     ...               "outcome": ["solved", "unsolvable", "solved"]})

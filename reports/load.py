@@ -10,8 +10,10 @@ machines) are merged into one `Run`; directories with different
 configurations are separate runs, to be compared, and are only accepted
 when the caller says so (``allow_mixed=True``, ``--allow-mixed``).
 
->>> parse_deals("1-1000,5000-6000,11982")
-((1, 1000), (5000, 6000), (11982, 11982))
+Deal ranges are read once, by the run format (`jobs.ranges.parse_deals`,
+which reads each item with `analyzer.cliframe.parse_deal_span`); here they
+are plain ``(first, last)`` pairs, the shape the report tables use.
+
 >>> format_ranges(((1, 3), (5, 5)))
 '1-3,5'
 """
@@ -19,7 +21,6 @@ when the caller says so (``allow_mixed=True``, ``--allow-mixed``).
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,15 +31,10 @@ import pandas as pd
 import pyarrow as pa
 
 from analyzer import schema
-from analyzer.errors import EXIT_FAILURE, AnalyzerError, RangeError
+from analyzer.errors import EXIT_FAILURE, AnalyzerError
 from jobs import runformat
 from jobs.ranges import format_deals
 
-#: Parquet file metadata keys written on every data file (DESIGN.md).
-META_CONFIG: Final = "fca.config"
-META_CONFIG_HASH: Final = "fca.config_hash"
-#: Largest Microsoft deal number (DESIGN.md, "Deal generator note").
-MAX_DEAL: Final = 2**33 - 1
 #: The key of a row: one per deal and number of cells (DESIGN.md, "Rows").
 ROW_KEY: Final = ("deal_number", "cells")
 
@@ -57,22 +53,6 @@ class RunInvalidError(RunError):
 # --- deal ranges -----------------------------------------------------------------
 
 
-def parse_deals(text: str) -> tuple[tuple[int, int], ...]:
-    """Parses a deal set such as ``1-32000`` or ``1-1000,5000-6000`` into
-    sorted, merged, inclusive ranges."""
-    ranges: list[tuple[int, int]] = []
-    for part in str(text).split(","):
-        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
-        if not m:
-            raise RangeError(f"deal range {text!r}: {part!r} is not a deal number or a range like 1-32000")
-        a = int(m.group(1))
-        b = int(m.group(2)) if m.group(2) is not None else a
-        if not 1 <= a <= b <= MAX_DEAL:
-            raise RangeError(f"deal range {text!r}: {part.strip()!r} is not within 1..{MAX_DEAL} in order")
-        ranges.append((a, b))
-    return merge_ranges(ranges)
-
-
 def merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
     """Sorts inclusive ranges and merges those that touch or overlap."""
     out: list[tuple[int, int]] = []
@@ -85,7 +65,7 @@ def merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ..
 
 
 def format_ranges(ranges: Iterable[tuple[int, int]]) -> str:
-    """The inverse of `parse_deals`."""
+    """Ranges as DEALS text (what `jobs.ranges.parse_deals` reads back)."""
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
 
 
@@ -144,9 +124,8 @@ class RunManifest:
     invocations: tuple[Invocation, ...]
     passes: tuple[Mapping[str, Any], ...] = ()
 
-    @property
-    def declared(self) -> tuple[tuple[int, int], ...]:
-        return parse_deals(self.deals)
+    #: The deals the run was asked for, as read by the run format.
+    declared: tuple[tuple[int, int], ...] = ()
 
     @property
     def wall_s(self) -> float:
@@ -217,6 +196,7 @@ def manifest_of(run_dir: Path, m: runformat.Manifest) -> RunManifest:
         config=m.config.to_dict(),
         config_hash=m.config_hash,
         deals=format_deals(m.deals),
+        declared=tuple((r.start, r.end) for r in m.deals),
         chunk_size=m.file_deals,
         command=first,
         invocations=invocations,

@@ -3,7 +3,11 @@ run-directory reader.
 
 Every module of the report (summary, plots, report, reference) takes runs
 from here, never from the reader directly, so a change of run format is
-absorbed in this file alone.
+absorbed in this file alone. Behind it, `reports.load` reads every row
+through the run format's one checked reader (`jobs.runformat.iter_run`:
+each data file's sha256 against the run's index, page checksums, every deal
+once, the row invariants) and every deal range through `jobs.ranges`; a run
+that ``validate`` would call invalid raises `RunInvalidError` (exit 1).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from .load import (
     Run,
     RunError,
+    RunInvalidError,
     RunManifest,
     cells_phrase,
     config_cells,
@@ -27,6 +32,7 @@ from .load import (
 __all__ = [
     "Run",
     "RunError",
+    "RunInvalidError",
     "RunManifest",
     "cells_phrase",
     "config_cells",

@@ -126,10 +126,19 @@ def test_duplicate_rows_and_repeated_directories_are_refused(runs: FixtureRuns) 
         load.load_runs([runs.c4, runs.incomplete])
 
 
-@pytest.mark.parametrize("text", ["0-5", "5-1", "abc", "1-", str(2**33)])
-def test_bad_deal_ranges(text: str) -> None:
-    with pytest.raises(analyzer.RangeError):
-        load.parse_deals(text)
+@pytest.mark.parametrize("text", ["0-5", "5-1", "abc", "1-", str(2**33), "٥", "6_17"])
+def test_bad_deal_ranges_are_refused_by_the_run_format(text: str, runs: FixtureRuns, tmp_path: Path) -> None:
+    """reports reads no deal range itself: the run format's one reader
+    (jobs.ranges.parse_deals, digits 0-9 only) refuses a bad one."""
+    assert not hasattr(load, "parse_deals")
+    d = tmp_path / "run"
+    shutil.copytree(runs.c4, d)
+    manifest = d / "_run" / "run.json"
+    data = json.loads(manifest.read_text())
+    data["deals"] = text
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(load.RunError, match="RangeError"):
+        load.read_manifest(d)
 
 
 # --- summaries -------------------------------------------------------------------
