@@ -85,9 +85,12 @@ if TYPE_CHECKING:
 # Subcommands that other packages register (DESIGN.md), with the extra that
 # installs what they need; used to explain a subcommand that is missing.
 _PLUGINS: dict[str, tuple[tuple[str, ...], str]] = {
-    "jobs.cli": (("run", "status", "validate"), "ray"),
+    "jobs.cli": (("run", "status", "validate", "plan"), "ray"),
     "reports.cli": (("report", "publish"), "reports"),
 }
+#: Subcommands another package's module extends when it is there: reports
+#: checks published datasets for `validate` (jobs knows only run directories).
+_EXTENDS: dict[str, tuple[str, ...]] = {"reports.cli": ("validate",)}
 
 #: ``verify`` reads at most this much of a solution (a file or the argument):
 #: 100,000 moves of up to 6 characters and a space fit, a stray huge file
@@ -603,7 +606,11 @@ def _plugins_for(command: str | None) -> list[str]:
     it, or all of them (for the main --help and unknown subcommands)."""
     if command in ("deal", "verify", "solve"):
         return []
-    owners = [module for module, (commands, _) in _PLUGINS.items() if command in commands]
+    owners = [
+        module
+        for module, (commands, _) in _PLUGINS.items()
+        if command in commands or command in _EXTENDS.get(module, ())
+    ]
     return owners or list(_PLUGINS)
 
 
@@ -642,11 +649,17 @@ def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, d
         commands, extra = _PLUGINS[module_name]
         # Both steps may import optional packages (ray, pandas ...): a missing
         # one hides only these subcommands.
+        only_extends = command in _EXTENDS.get(module_name, ()) and command not in commands
         try:
-            importlib.import_module(module_name).register(subparsers)
+            module = importlib.import_module(module_name)
+            if only_extends:
+                module.extend(subparsers)
+            else:
+                module.register(subparsers)
         except ImportError as error:
-            why = f"{module_name} cannot be imported ({error}); try: pip install 'freecell-analyzer[{extra}]'"
-            unavailable.update(dict.fromkeys(commands, why))
+            if not only_extends:
+                why = f"{module_name} cannot be imported ({error}); try: pip install 'freecell-analyzer[{extra}]'"
+                unavailable.update(dict.fromkeys(commands, why))
     return parser, unavailable
 
 

@@ -4,18 +4,22 @@ where they live") and built with `analyzer.cliframe`: each handler returns
 the exit code and raises `analyzer.errors.AnalyzerError` for user mistakes
 (one line, its exit code).
 
-Nothing here imports Ray; ``run`` does so when it starts.
+Nothing here imports Ray; ``run`` does so when it starts. Nothing in
+`jobs` imports `reports`: ``validate`` of a published dataset is checked by
+the dataset format's owner, which hooks itself in (`DatasetCheck`,
+``args.check_dataset``; `reports.cli.register` sets it when both are
+loaded).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from analyzer.cliframe import add_json_option, add_subcommand, add_verbosity_options, count_option
-from analyzer.errors import EXIT_FAILURE, EXIT_OK
 
 from . import plan
 from .check import DEFAULT_SAMPLE, SHOW_PROBLEMS, status, validate
@@ -23,6 +27,11 @@ from .run import RUN_DESCRIPTION, RUN_EXAMPLES, RUN_NOTES, add_run_arguments, ha
 
 if TYPE_CHECKING:
     from analyzer.cliframe import Subparsers
+
+#: ``validate DIR`` of a published dataset: the handler of the package that
+#: owns the dataset format, returning the exit code, or ``None`` when DIR is
+#: not a dataset (then it is checked as a run directory).
+DatasetCheck: TypeAlias = Callable[[argparse.Namespace], "int | None"]
 
 STATUS_DESCRIPTION: Final = """\
 Report what a run directory holds, from its index and a listing of its
@@ -71,31 +80,13 @@ def handle_status(args: argparse.Namespace) -> int:
 
 def handle_validate(args: argparse.Namespace) -> int:
     """``validate DIR [--all] [--sample N]``: prints what was checked and
-    every problem found. A published dataset (``publish`` output) is checked
-    by `reports.publish.validate_dataset` instead."""
-    from reports.publish import is_dataset, validate_dataset
-
-    if is_dataset(Path(args.dir)):
-        problems = validate_dataset(Path(args.dir), replay=args.sample, replay_all=args.all, seed=args.seed)
-        code = EXIT_FAILURE if problems else EXIT_OK
-        if args.json:
-            doc = {
-                "command": "validate",
-                "dataset": str(args.dir),
-                "problems": problems,
-                "result": "invalid" if problems else "valid",
-                "exit_code": code,
-            }
-            print(json.dumps(doc))
+    every problem found. A published dataset is checked by the hook its
+    owner set (``args.check_dataset``, a `DatasetCheck`)."""
+    check: DatasetCheck | None = getattr(args, "check_dataset", None)
+    if check is not None:
+        code = check(args)
+        if code is not None:
             return code
-        verdict = f"dataset {args.dir}: " + ("valid" if not problems else f"{len(problems)} problem(s)")
-        if args.verbosity >= 0:
-            for line in problems if args.verbosity > 0 else problems[:SHOW_PROBLEMS]:
-                print(line)
-            if args.verbosity == 0 and len(problems) > SHOW_PROBLEMS:
-                print(f"... and {len(problems) - SHOW_PROBLEMS} more (--verbose shows every one)")
-        print(verdict)
-        return code
     report = validate(Path(args.dir), replay_every=args.all, sample=args.sample, seed=args.seed)
     if args.json:
         print(json.dumps(report.to_dict()))
@@ -149,6 +140,7 @@ def register(subparsers: Subparsers) -> None:
         """,
     )
     p.add_argument("dir", metavar="DIR", help="run directory (with _run/run.json) or published dataset")
+    p.set_defaults(check_dataset=None)
     p.add_argument("--all", action="store_true", help="replay every solution (default: a sample)")
     p.add_argument(
         "--sample",
@@ -179,4 +171,4 @@ def register(subparsers: Subparsers) -> None:
     plan.add_arguments(p)
 
 
-__all__ = ["handle_status", "handle_validate", "register"]
+__all__ = ["DatasetCheck", "handle_status", "handle_validate", "register"]

@@ -13,6 +13,7 @@ subcommands; the ``python -m reports.<module>`` entry points use
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -81,6 +82,24 @@ def register(subparsers: Subparsers) -> None:
         """,
     )
     publish.add_arguments(p)
+    extend(subparsers)
+
+
+def extend(subparsers: Subparsers) -> None:
+    """Gives ``validate`` (registered by `jobs.cli`, which knows run
+    directories only) the check of a published dataset, whose format
+    `reports.publish` owns. `analyzer.cli` calls this alone for ``validate``,
+    so checking a run directory does not import the report's modules."""
+    validate = subparsers.choices.get("validate")
+    if validate is not None:
+        validate.set_defaults(check_dataset=_check_dataset)
+
+
+def _check_dataset(args: argparse.Namespace) -> int | None:
+    """`reports.publish.check_dataset`, imported when ``validate`` runs."""
+    from .publish import check_dataset
+
+    return check_dataset(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1103,6 +1103,39 @@ def _check_card(d: Path, stats: Stats, package: Mapping[str, Any]) -> list[str]:
 # --- command line ----------------------------------------------------------------
 
 
+def check_dataset(args: argparse.Namespace) -> int | None:
+    """``validate DIR`` when DIR is a published dataset (the hook
+    `reports.cli.register` gives ``jobs.cli``'s ``validate``,
+    `jobs.cli.DatasetCheck`): prints the problems and the verdict, or one
+    JSON object with ``--json``, and returns the exit code (0 valid, 1 any
+    problem); ``None`` when DIR is not a dataset."""
+    import json
+
+    from jobs.check import SHOW_PROBLEMS
+
+    if not is_dataset(Path(args.dir)):
+        return None
+    problems = validate_dataset(Path(args.dir), replay=args.sample, replay_all=args.all, seed=args.seed)
+    code = EXIT_FAILURE if problems else EXIT_OK
+    if args.json:
+        doc = {
+            "command": "validate",
+            "dataset": str(args.dir),
+            "problems": problems,
+            "result": "invalid" if problems else "valid",
+            "exit_code": code,
+        }
+        print(json.dumps(doc))
+        return code
+    if args.verbosity >= 0:
+        for line in problems if args.verbosity > 0 else problems[:SHOW_PROBLEMS]:
+            print(line)
+        if args.verbosity == 0 and len(problems) > SHOW_PROBLEMS:
+            print(f"... and {len(problems) - SHOW_PROBLEMS} more (--verbose shows every one)")
+    print(f"dataset {args.dir}: " + ("valid" if not problems else f"{len(problems)} problem(s)"))
+    return code
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", type=Path, metavar="DIR", help="a complete run directory")
     p.add_argument(

@@ -623,12 +623,36 @@ def test_readers_see_only_data_files(tmp_path: Path) -> None:
 
 
 def test_env_is_clean() -> None:
-    """The jobs package imports no Ray at import time (status/validate work without it)."""
-    code = "import sys, jobs.cli, jobs.check; print('ray' in sys.modules)"
+    """The jobs package imports no Ray at import time (status/validate work
+    without it), and nothing of reports, at import or when it runs
+    (reports reads what jobs writes, never the other way round)."""
+    code = (
+        "import sys, jobs.cli, jobs.check, jobs.run, jobs.plan, jobs.runformat, jobs.task; "
+        "print('ray' in sys.modules, sorted(m for m in sys.modules if m.split('.')[0] == 'reports'))"
+    )
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False []"
+    for path in Path(jobs.cli.__file__).parent.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "import reports" not in text and "from reports" not in text, path.name
+
+
+def test_validate_of_a_run_loads_no_report_module(fast_dir: Path) -> None:
+    """`validate RUN` through the main command line: reports lends validate
+    its dataset check (reports.publish, which owns the dataset format)
+    without the report page's modules (matplotlib)."""
+    code = (
+        "import sys; from analyzer import cli; code = cli.main(['validate', sys.argv[1], '--quiet']); "
+        "print(code, sorted(m for m in ('reports.report', 'reports.plots', 'matplotlib') if m in sys.modules))"
+    )
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(fast_dir)], capture_output=True, text=True, check=True, env=os.environ
+    )
+    assert out.stdout.splitlines()[-1] == "0 []", out.stdout + out.stderr
 
 
 def test_plan_on_a_small_range(capsys: pytest.CaptureFixture[str]) -> None:

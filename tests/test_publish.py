@@ -257,6 +257,12 @@ def test_validate_subcommand_checks_a_published_dataset(
     (copy / "CITATION.cff").write_text("tampered\n")
     assert main_cli.main(["validate", str(copy)]) == 1
     assert "CITATION.cff: sha256 differs" in capsys.readouterr().out
+    assert main_cli.main(["validate", str(copy), "--json", "--sample", "0"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["command"], doc["result"], doc["exit_code"]) == ("validate", "invalid", 1)
+    assert any("CITATION.cff: sha256 differs" in p for p in doc["problems"])
+    assert main_cli.main(["validate", str(published), "--quiet"]) == 0
+    assert capsys.readouterr().out.count("\n") == 1
 
 
 def _tool(name: str) -> str | None:
