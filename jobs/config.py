@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import analyzer
 from analyzer import Limits, Variant, _engine, cliframe
@@ -105,6 +105,14 @@ class RunConfig:
         """Bytes of memory a chunk task asks Ray for (one search at a time)."""
         return int(self.limits.max_bytes * TASK_MEMORY_FACTOR) + TASK_MEMORY_OVERHEAD
 
+    def label(self) -> str:
+        """The short label answers open with (`describe_config`).
+
+        >>> build_config(cells="3").label()
+        'freecell, 3 cells, product'
+        """
+        return describe_config(self.to_dict())
+
     def describe(self) -> str:
         """One line for logs: ``freecell (product), cells 4, max 100000000 positions``."""
         v = self.variant
@@ -168,6 +176,51 @@ def _cells_text(cells: Sequence[int]) -> str:
     if len(cells) > 1 and list(cells) == list(range(cells[0], cells[-1] + 1)):
         return f"{cells[0]}-{cells[-1]}"
     return ",".join(str(k) for k in cells)
+
+
+def _variant_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    v = config.get("variant", {})
+    return v if isinstance(v, Mapping) else {}
+
+
+def config_cells(config: Mapping[str, Any]) -> tuple[int, ...]:
+    """The numbers of cells a configuration (as in run.json) tries."""
+    cells = config.get("cells")
+    if isinstance(cells, list | tuple) and cells:
+        return tuple(int(c) for c in cells)
+    return (int(_variant_of(config).get("cells", 4)),)
+
+
+def cells_phrase(k: int) -> str:
+    """``1 cell``, ``4 cells``."""
+    return f"{k} cell" if k == 1 else f"{k} cells"
+
+
+def describe_config(config: Mapping[str, Any]) -> str:
+    """The short label of a configuration (as in run.json) that every
+    answer opens with (``status``, ``run``, the report, the card), e.g.
+    ``freecell, 4 cells, product``.
+
+    >>> describe_config({"variant": {"name": "freecell", "move_rule": "product"}, "cells": [0, 1, 2, 3],
+    ...                  "min_cells": True})
+    'freecell, min cells 0-3, product'
+    >>> describe_config({"variant": {"name": "seahaven_towers", "move_rule": "single"}, "cells": [0, 2, 3]})
+    'seahaven_towers, cells 0, 2-3, single'
+    """
+    v = _variant_of(config)
+    cells = config_cells(config)
+    if len(cells) == 1:
+        cells_text = cells_phrase(cells[0])
+    else:
+        spans: list[list[int]] = []
+        for k in sorted(set(cells)):
+            if spans and k == spans[-1][1] + 1:
+                spans[-1][1] = k
+            else:
+                spans.append([k, k])
+        ranges = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+        cells_text = f"{'min cells' if config.get('min_cells') else 'cells'} {ranges}"
+    return f"{v.get('name', '?')}, {cells_text}, {v.get('move_rule', '?')}"
 
 
 def parse_cells(text: str) -> tuple[int, ...]:

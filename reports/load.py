@@ -33,10 +33,33 @@ import pyarrow as pa
 from analyzer import schema
 from analyzer.errors import EXIT_FAILURE, AnalyzerError
 from jobs import runformat
+from jobs.config import cells_phrase, config_cells, describe_config
 from jobs.ranges import format_deals
 
 #: The key of a row: one per deal and number of cells (DESIGN.md, "Rows").
 ROW_KEY: Final = ("deal_number", "cells")
+
+__all__ = [
+    "ROW_KEY",
+    "Invocation",
+    "Run",
+    "RunError",
+    "RunInvalidError",
+    "RunManifest",
+    "cells_phrase",
+    "config_cells",
+    "count_deals",
+    "describe_config",
+    "format_ranges",
+    "iter_run_tables",
+    "load_run",
+    "load_runs",
+    "manifest_of",
+    "merge_ranges",
+    "missing_ranges",
+    "read_manifest",
+    "read_run_table",
+]
 
 
 class RunError(AnalyzerError):
@@ -135,41 +158,6 @@ class RunManifest:
     def commands(self) -> tuple[tuple[str, ...], ...]:
         """Every invocation's command, in order."""
         return tuple(i.command for i in self.invocations if i.command)
-
-
-def _variant_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    v = config.get("variant", {})
-    return v if isinstance(v, Mapping) else {}
-
-
-def config_cells(config: Mapping[str, Any]) -> tuple[int, ...]:
-    """The numbers of cells a configuration tries."""
-    cells = config.get("cells")
-    if isinstance(cells, list) and cells:
-        return tuple(int(c) for c in cells)
-    return (int(_variant_of(config).get("cells", 4)),)
-
-
-def cells_phrase(k: int) -> str:
-    """``1 cell``, ``4 cells``."""
-    return f"{k} cell" if k == 1 else f"{k} cells"
-
-
-def describe_config(config: Mapping[str, Any]) -> str:
-    """A short human label, e.g. ``freecell, 4 cells, product``.
-
-    >>> describe_config({"variant": {"name": "freecell", "move_rule": "product"}, "cells": [0, 1, 2, 3],
-    ...                  "min_cells": True})
-    'freecell, min cells 0-3, product'
-    """
-    v = _variant_of(config)
-    cells = config_cells(config)
-    if len(cells) == 1:
-        cells_text = cells_phrase(cells[0])
-    else:
-        ranges = format_ranges(merge_ranges((c, c) for c in cells)).replace(",", ", ")
-        cells_text = f"{'min cells' if config.get('min_cells') else 'cells'} {ranges}"
-    return f"{v.get('name', '?')}, {cells_text}, {v.get('move_rule', '?')}"
 
 
 def manifest_of(run_dir: Path, m: runformat.Manifest) -> RunManifest:

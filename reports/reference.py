@@ -39,8 +39,7 @@ import numpy.typing as npt
 import pandas as pd
 
 import analyzer
-
-from .headline import INFERRED, percent_text
+from analyzer.headline import INFERRED, percent_text
 
 DATA: Final = "data"
 TABLE: Final = "published.toml"
@@ -236,7 +235,7 @@ def load() -> Reference:
 class RunFigures:
     """What a comparison needs of one run.
 
-    `grid` is the per-deal view (`reports.headline.deal_cells` as pandas:
+    `grid` is the per-deal view (`analyzer.headline.deal_cells` as pandas:
     deal_number, cells, outcome, how); `minimum` the per-deal minimum of a
     min-cells run (deal_number, min_cells, status), else None; `declared` the
     deal ranges the run was asked for.

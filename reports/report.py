@@ -8,7 +8,7 @@ Jinja2 templates (``reports/templates``). The output depends only on the
 input rows and manifests: no clock is read, figures carry no metadata,
 tables have a fixed row order. So the same input gives the same bytes.
 
-The page opens with the answer (`reports.headline`), then sets the run's
+The page opens with the answer (`analyzer.headline`), then sets the run's
 figures beside the published ones (`reports.reference`). Every statistic
 counts deals. Runs covering different deals are compared only on equal
 footing: refused unless ``--normalise`` (shares of each run's own deals) or
@@ -33,12 +33,12 @@ import pandas as pd
 import pyarrow as pa
 
 import analyzer
-from analyzer import schema
+from analyzer import headline, schema
 from analyzer._api import MAX_DEAL
 from analyzer.cliframe import count_option
 from analyzer.errors import storage_error
 
-from . import headline, plots, reference, summary
+from . import plots, reference, summary
 from .source import (
     Run,
     RunError,
@@ -595,13 +595,9 @@ def headline_view(h: headline.Headline, index: int = 0) -> dict[str, Any]:
         )
     suffix = "" if index == 0 else f"_{index + 1}"  # as the min-cells sections name their tables
 
-    def deals(items: Sequence[str], csv: str) -> dict[str, Any]:
-        return {
-            "count": len(items),
-            "shown": list(items[:HEADLINE_DEALS]),
-            "more": max(0, len(items) - HEADLINE_DEALS),
-            "csv": csv,
-        }
+    def deals(items: Sequence[str], csv: str, total: int) -> dict[str, Any]:
+        shown = list(items[:HEADLINE_DEALS])
+        return {"count": total, "shown": shown, "more": max(0, total - len(shown)), "csv": csv}
 
     lines = []
     for line in h.cells if not h.min_cells else ():
@@ -623,9 +619,9 @@ def headline_view(h: headline.Headline, index: int = 0) -> dict[str, Any]:
                     if o != "error" or line.counts.get(o, 0)
                 ],
                 "not_tried": line.not_tried,
-                "unsolvable": deals([str(d) for d in line.unsolvable], "unsolvable.csv"),
-                "limit": deals([f"{d} ({why})" for d, why in line.limits], "limit.csv"),
-                "error": deals([str(d) for d, _ in line.errors], "error.csv"),
+                "unsolvable": deals([str(d) for d in line.unsolvable], "unsolvable.csv", line.count("unsolvable")),
+                "limit": deals([f"{d} ({why})" for d, why in line.limits], "limit.csv", line.count("limit")),
+                "error": deals([str(d) for d, _ in line.errors], "error.csv", line.count("error")),
             }
         )
     return {
@@ -638,8 +634,10 @@ def headline_view(h: headline.Headline, index: int = 0) -> dict[str, Any]:
             for k, v in h.minimum.items()
         ],
         "top": h.cells[-1].cells if h.cells else 0,
-        "above": deals([str(d) for d in h.above], f"min_cells_deals{suffix}.csv"),
-        "undetermined": deals([f"{d} ({why})" for d, why in h.undetermined], f"min_cells_deals{suffix}.csv"),
+        "above": deals([str(d) for d in h.above], f"min_cells_deals{suffix}.csv", len(h.above)),
+        "undetermined": deals(
+            [f"{d} ({why})" for d, why in h.undetermined], f"min_cells_deals{suffix}.csv", len(h.undetermined)
+        ),
         "lines": lines,
     }
 

@@ -30,9 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from analyzer import schema
-
-from . import headline
+from analyzer import headline, schema
 
 #: The configuration of a row: outcome tables and plots group by it.
 GROUP: Final = ["variant", "cells", "move_rule"]
@@ -92,7 +90,7 @@ def _cells_of(df: pd.DataFrame, cells: Sequence[int] | None) -> list[int]:
 
 def deal_cells(df: pd.DataFrame, cells: Sequence[int] | None = None) -> pd.DataFrame:
     """Every deal at every count of `cells` (default: those in the rows), with
-    its outcome and how it is known (`reports.headline.deal_cells`), and the
+    its outcome and how it is known (`analyzer.headline.deal_cells`), and the
     configuration columns (variant, move rule) of the rows."""
     keep = [c for c in ("deal_number", "cells", "outcome", "limit_reason", "error", "min_cells") if c in df]
     table = pa.Table.from_pandas(_plain(df[keep]), preserve_index=False)

@@ -22,7 +22,8 @@ import pytest
 from fixtures_runs import FixtureRuns, config, shared_c2_report, shared_runs, write_run
 
 import analyzer
-from reports import cli, headline, load, plots, reference, report, summary
+from analyzer import headline
+from reports import cli, load, plots, reference, report, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 

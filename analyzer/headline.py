@@ -3,8 +3,18 @@
 One implementation for every place that opens with the answer (the report
 page, the dataset card, ``run``'s closing summary, ``status``):
 `headline_text` takes the result rows of one run as an Arrow table and
-returns the lines to print. It needs only pyarrow (a core dependency), not
-pandas, so ``status`` works without the ``reports`` extra.
+returns the lines to print. It needs only pyarrow and numpy (core
+dependencies), not pandas, so ``status`` works without the ``reports``
+extra, and it lives here, beside the schema, because both `jobs` (``run``,
+``status``) and `reports` (the page, the card) use it.
+
+A run's answer also adds up: `Headline.part` keeps the counts of some rows
+(every deal's rows together) with the first `KEEP` deals of each list, and
+`combine` adds such parts into the headline of all of them, exactly as
+`headline` of the whole table would print it. The run format records one
+part per data file in the run's index when it seals the file, so
+``status`` and ``run`` print the answer of any run, even one of the whole
+range, from the index alone.
 
 Counting is by deal, whatever the row shape: a run of one cell count has one
 row per deal; ``--cells 0-5`` has one row per deal and count; a min-cells run
@@ -35,11 +45,13 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as _compute
 
-#: pyarrow's stubs type each compute function per array type; this module
-#: mixes chunked and plain arrays of several types, so it calls them untyped.
-pc: Any = _compute
+from ._lazy import LazyModule
+
+#: pyarrow.compute, imported on first use (`combine`, which ``status`` calls,
+#: needs none of it). Untyped: pyarrow's stubs type each compute function
+#: per array type, and this module mixes chunked and plain arrays.
+pc: Any = LazyModule("pyarrow.compute")
 
 #: Outcomes of one search (analyzer.schema.OUTCOMES), in the order shown.
 OUTCOMES: Final = ("solved", "unsolvable", "limit", "error")
@@ -52,6 +64,9 @@ NOT_TRIED: Final = "not tried"
 HEADLINE_COLUMNS: Final = ("deal_number", "cells", "outcome", "limit_reason", "error", "min_cells")
 #: Deals listed in a headline before "... and N more".
 SHOW_DEALS: Final = 20
+#: Deals of each list a part keeps (`Headline.part`): what a headline built
+#: by `combine` can list.
+KEEP: Final = SHOW_DEALS
 #: Most decimals a percentage gets (one deal in 8.6 milliard needs 11).
 MAX_DECIMALS: Final = 12
 
@@ -130,14 +145,21 @@ def deal_ranges(deals: Iterable[int]) -> str:
     return ",".join(out)
 
 
-def listing(items: Sequence[str], *, show: int = SHOW_DEALS, more: str = "") -> str:
-    """``a, b, c`` or ``a, b, ... (first 20 of 199; all in unsolvable.csv)``."""
-    if not items:
+def listing(items: Sequence[str], *, show: int = SHOW_DEALS, more: str = "", total: int | None = None) -> str:
+    """``a, b, c`` or ``a, b, ... (first 20 of 199; all in unsolvable.csv)``;
+    `total` is the length of the whole list when `items` holds only its start.
+
+    >>> listing(["1", "2", "3"], show=2, total=40, more="x.csv")
+    '1, 2, ... (first 2 of 40; all in x.csv)'
+    """
+    n = len(items) if total is None else total
+    if not n:
         return "none"
-    if len(items) <= show:
-        return ", ".join(items)
+    if n <= show and len(items) >= n:
+        return ", ".join(items[:n])
+    shown = min(show, len(items))
     where = f"; all in {more}" if more else ""
-    return ", ".join(items[:show]) + f", ... (first {show:,} of {len(items):,}{where})"
+    return ", ".join(items[:shown]) + f", ... (first {shown:,} of {n:,}{where})"
 
 
 # --- the per-deal view -------------------------------------------------------------
@@ -318,7 +340,10 @@ def deal_minimum(table: pa.Table, cells: Sequence[int]) -> pa.Table:
 
 @dataclass(frozen=True)
 class CellsLine:
-    """The deals at one count of cells."""
+    """The deals at one count of cells. `unsolvable`, `limits` and `errors`
+    list the deals of those outcomes in order, all of them or (in a
+    headline built by `combine`) the first `KEEP`; `counts` has how many
+    there are."""
 
     cells: int
     deals: int
@@ -331,6 +356,22 @@ class CellsLine:
 
     def share(self, outcome: str) -> str:
         return share_text(self.counts.get(outcome, 0), self.deals)
+
+    def count(self, outcome: str) -> int:
+        return int(self.counts.get(outcome, 0))
+
+    def part(self, keep: int = KEEP) -> dict[str, Any]:
+        """This line as JSON-ready data, its lists cut to `keep` deals."""
+        return {
+            "cells": self.cells,
+            "deals": self.deals,
+            "counts": {o: int(self.counts.get(o, 0)) for o in OUTCOMES},
+            "inferred": {o: int(self.inferred.get(o, 0)) for o in OUTCOMES},
+            "not_tried": self.not_tried,
+            "unsolvable": list(self.unsolvable[:keep]),
+            "limits": [[d, why] for d, why in self.limits[:keep]],
+            "errors": [[d, why] for d, why in self.errors[:keep]],
+        }
 
 
 @dataclass(frozen=True)
@@ -348,6 +389,28 @@ class Headline:
     #: (deal, why): the first count of cells left open and its limit or error
     undetermined: tuple[tuple[int, str], ...] = ()
 
+    def _more_than(self) -> str:
+        return f"more than {self.cells[-1].cells if self.cells else 0}"
+
+    def part(self, keep: int = KEEP) -> dict[str, Any]:
+        """The counts of these rows and the first `keep` deals of each list,
+        as JSON-ready data that `combine` adds up (no label or deal range:
+        those belong to the whole run)."""
+        return {
+            "deals": self.deals,
+            "min_cells": self.min_cells,
+            "cells": [line.part(keep) for line in self.cells],
+            "minimum": {k: int(v) for k, v in self.minimum.items()},
+            "above": list(self.above[:keep]),
+            "undetermined": [[d, why] for d, why in self.undetermined[:keep]],
+        }
+
+    def to_dict(self, *, show: int = SHOW_DEALS) -> dict[str, Any]:
+        """The headline as data (``status --json``, ``run --json``): the
+        part, with the first `show` deals of each list, and the label,
+        deals asked for and their number."""
+        return {"label": self.label, "deal_text": self.deal_text, "declared": self.declared, **self.part(show)}
+
     def lines(self, *, show: int = SHOW_DEALS, csv: Mapping[str, str] | None = None) -> list[str]:
         """The headline as text lines; `csv` names files holding full deal lists
         (keys ``unsolvable``, ``limit``, ``error``)."""
@@ -361,31 +424,41 @@ class Headline:
             out.append("  minimum cells per deal: " + "; ".join(parts))
         if self.min_cells:
             top = self.cells[-1].cells if self.cells else 0
+            above = int(self.minimum.get(self._more_than(), 0))
+            undetermined = int(self.minimum.get("undetermined", 0))
             out.append(
-                f"    not won with {top} cells, the most tried ({len(self.above):,}): "
-                + listing([str(d) for d in self.above], show=show, more=csv.get("unsolvable", ""))
+                f"    not won with {top} cells, the most tried ({above:,}): "
+                + listing([str(d) for d in self.above], show=show, more=csv.get("unsolvable", ""), total=above)
             )
             out.append(
-                f"    minimum undetermined ({len(self.undetermined):,}): "
+                f"    minimum undetermined ({undetermined:,}): "
                 + listing(
-                    [f"{d} ({why})" for d, why in self.undetermined], show=show, more=csv.get("limit", "")
+                    [f"{d} ({why})" for d, why in self.undetermined],
+                    show=show,
+                    more=csv.get("limit", ""),
+                    total=undetermined,
                 )
             )
             return out
         for line in self.cells:
             out.append(_cells_text(line, several=len(self.cells) > 1))
+            n = line.count("unsolvable")
             out.append(
-                f"    unsolvable ({len(line.unsolvable):,}): "
-                + listing([str(d) for d in line.unsolvable], show=show, more=csv.get("unsolvable", ""))
+                f"    unsolvable ({n:,}): "
+                + listing([str(d) for d in line.unsolvable], show=show, more=csv.get("unsolvable", ""), total=n)
             )
+            n = line.count("limit")
             out.append(
-                f"    limit ({len(line.limits):,}): "
-                + listing([f"{d} ({why})" for d, why in line.limits], show=show, more=csv.get("limit", ""))
+                f"    limit ({n:,}): "
+                + listing(
+                    [f"{d} ({why})" for d, why in line.limits], show=show, more=csv.get("limit", ""), total=n
+                )
             )
-            if line.errors:
+            n = line.count("error")
+            if n:
                 out.append(
-                    f"    error ({len(line.errors):,}): "
-                    + listing([str(d) for d, _ in line.errors], show=show, more=csv.get("error", ""))
+                    f"    error ({n:,}): "
+                    + listing([str(d) for d, _ in line.errors], show=show, more=csv.get("error", ""), total=n)
                 )
         return out
 
@@ -410,13 +483,13 @@ def _cells_text(line: CellsLine, *, several: bool) -> str:
     return head + "; ".join(parts)
 
 
-def _cells_line(d: _Deals, k: int) -> CellsLine:
+def _cells_line(d: _Deals, k: int, keep: int | None = None) -> CellsLine:
     code, how, stands = d.at(k)
     counts = {o: int((code == i).sum()) for i, o in enumerate(OUTCOMES)}
     inferred = {o: int(((code == i) & (how == 1)).sum()) for i, o in enumerate(OUTCOMES)}
-    unsolvable = d.deals[code == _CODE["unsolvable"]]
-    limit = np.flatnonzero(code == _CODE["limit"])
-    error = np.flatnonzero(code == _CODE["error"])
+    unsolvable = d.deals[code == _CODE["unsolvable"]][:keep]
+    limit = np.flatnonzero(code == _CODE["limit"])[:keep]
+    error = np.flatnonzero(code == _CODE["error"])[:keep]
     reasons = _values(_taken(d.limit_reason, stands[limit]))
     errors = _values(_taken(d.error, stands[error]))
     return CellsLine(
@@ -441,56 +514,41 @@ def headline(
     cells: Sequence[int] | None = None,
     min_cells: bool = False,
     declared: Sequence[tuple[int, int]] | None = None,
+    keep: int | None = None,
 ) -> Headline:
     """The headline of one run's rows (one configuration).
 
     `cells` are the counts the run asked about (default: those in the rows);
     `min_cells` says the run asked for each deal's minimum; `declared` are
-    the inclusive deal ranges it was asked for (for coverage).
+    the inclusive deal ranges it was asked for (for coverage); `keep` cuts
+    each deal list to its first `keep` deals (the counts stay whole).
     """
     counts = _counts_of(table, cells)
     d = _Deals(table)
     deals = len(d.deals)
     n_declared = sum(b - a + 1 for a, b in declared) if declared else None
-    deal_text = (
-        ",".join(str(a) if a == b else f"{a}-{b}" for a, b in declared)
-        if declared
-        else deal_ranges(int(x) for x in d.deals)
-    )
-    lines = tuple(_cells_line(d, k) for k in counts)
+    deal_text = _deal_text(declared) if declared else deal_ranges(int(x) for x in d.deals)
+    lines = tuple(_cells_line(d, k, keep) for k in counts)
     if not min_cells:
         return Headline(label, deals, n_declared, deal_text, lines, False)
-    mins = _minimum(d, counts)
+    top = max(counts) if counts else 0
+    code, _, _ = d.at(top)
+    found = d.minimum != _BIG
+    is_above = ~found & (code == _CODE["unsolvable"])
+    is_open = ~found & ~is_above
+    values, times = np.unique(d.minimum[found], return_counts=True)
     minimum: dict[str, int] = {str(k): 0 for k in counts}
-    above: list[int] = []
-    undetermined: list[int] = []
-    for deal, m, status in zip(
-        _values(mins["deal_number"]),
-        _values(mins["min_cells"]),
-        _values(mins["status"]),
-        strict=True,
-    ):
-        if status == "found":
-            minimum[str(m)] = minimum.get(str(m), 0) + 1
-        elif status == "above":
-            above.append(deal)
-        else:
-            undetermined.append(deal)
+    for v, n in zip(values.tolist(), times.tolist(), strict=True):
+        minimum[str(v)] = minimum.get(str(v), 0) + int(n)
     minimum = {k: minimum[k] for k in sorted(minimum, key=int)}
-    if above:
-        minimum[f"more than {max(counts)}"] = len(above)
-    if undetermined:
-        minimum["undetermined"] = len(undetermined)
+    if is_above.any():
+        minimum[f"more than {top}"] = int(is_above.sum())
+    if is_open.any():
+        minimum["undetermined"] = int(is_open.sum())
+    above = tuple(int(x) for x in d.deals[is_above][:keep])
+    undetermined = [int(x) for x in d.deals[is_open][:keep]]
     return Headline(
-        label,
-        deals,
-        n_declared,
-        deal_text,
-        lines,
-        True,
-        minimum,
-        tuple(above),
-        _open_reasons(d, counts, undetermined),
+        label, deals, n_declared, deal_text, lines, True, minimum, above, _open_reasons(d, counts, undetermined)
     )
 
 
@@ -516,6 +574,104 @@ def _open_reasons(d: _Deals, counts: Sequence[int], deals: Sequence[int]) -> tup
         if deal not in why:
             why[deal] = f"{o} at {k} cells" + (f": {r}" if o == "limit" and r else "")
     return tuple((deal, why.get(deal, "not tried")) for deal in deals)
+
+
+def _deal_text(declared: Sequence[tuple[int, int]]) -> str:
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in declared)
+
+
+def combine(
+    parts: Iterable[Mapping[str, Any]],
+    *,
+    label: str,
+    cells: Sequence[int],
+    min_cells: bool = False,
+    declared: Sequence[tuple[int, int]] | None = None,
+) -> Headline:
+    """The headline of the rows whose parts (`Headline.part`) are `parts`,
+    given in deal order and each holding whole deals: counts add up, and
+    each list keeps its first `KEEP` deals. `cells` are the counts of cells
+    the run asked about.
+
+    >>> t = pa.table({"deal_number": [1, 2, 3, 4], "cells": [4] * 4,
+    ...               "outcome": ["solved", "unsolvable", "solved", "unsolvable"]})
+    >>> halves = [headline(t.slice(i, 2), label="", cells=[4]).part() for i in (0, 2)]
+    >>> whole = headline(t, label="x", cells=[4], declared=[(1, 4)])
+    >>> combine(halves, label="x", cells=[4], declared=[(1, 4)]).text() == whole.text()
+    True
+    """
+    counts = sorted({int(k) for k in cells})
+    lines: dict[int, dict[str, Any]] = {
+        k: {"deals": 0, "counts": dict.fromkeys(OUTCOMES, 0), "inferred": dict.fromkeys(OUTCOMES, 0),
+            "not_tried": 0, "unsolvable": [], "limits": [], "errors": []}
+        for k in counts
+    }
+    minimum: dict[str, int] = {str(k): 0 for k in counts}
+    above: list[int] = []
+    undetermined: list[tuple[int, str]] = []
+    deals = 0
+    for part in parts:
+        deals += int(part["deals"])
+        for line in part["cells"]:
+            into = lines.get(int(line["cells"]))
+            if into is None:
+                raise ValueError(f"a part has {line['cells']} cells, not one of {counts}")
+            into["deals"] += int(line["deals"])
+            into["not_tried"] += int(line["not_tried"])
+            for o in OUTCOMES:
+                into["counts"][o] += int(line["counts"].get(o, 0))
+                into["inferred"][o] += int(line["inferred"].get(o, 0))
+            into["unsolvable"] += [int(d) for d in line["unsolvable"][: KEEP - len(into["unsolvable"])]]
+            into["limits"] += [(int(d), str(w)) for d, w in line["limits"][: KEEP - len(into["limits"])]]
+            into["errors"] += [(int(d), str(w)) for d, w in line["errors"][: KEEP - len(into["errors"])]]
+        for k, v in part.get("minimum", {}).items():
+            minimum[k] = minimum.get(k, 0) + int(v)
+        above += [int(d) for d in part.get("above", [])[: KEEP - len(above)]]
+        undetermined += [(int(d), str(w)) for d, w in part.get("undetermined", [])[: KEEP - len(undetermined)]]
+    built = tuple(
+        CellsLine(
+            cells=k,
+            deals=v["deals"],
+            counts=v["counts"],
+            inferred=v["inferred"],
+            unsolvable=tuple(v["unsolvable"]),
+            limits=tuple(v["limits"]),
+            errors=tuple(v["errors"]),
+            not_tried=v["not_tried"],
+        )
+        for k, v in lines.items()
+    )
+    n_declared = sum(b - a + 1 for a, b in declared) if declared else None
+    deal_text = _deal_text(declared) if declared else ""
+    if not min_cells:
+        return Headline(label, deals, n_declared, deal_text, built, False)
+    more = f"more than {counts[-1] if counts else 0}"
+    ordered = {k: minimum.get(k, 0) for k in sorted((k for k in minimum if k.isdigit()), key=int)}
+    for k in (more, "undetermined"):
+        if minimum.get(k):
+            ordered[k] = minimum[k]
+    return Headline(label, deals, n_declared, deal_text, built, True, ordered, tuple(above), tuple(undetermined))
+
+
+def table_part(table: pa.Table, *, cells: Sequence[int], min_cells: bool = False) -> dict[str, Any]:
+    """`Headline.part` of `table`, rows of whole deals (a data file's row
+    group, say) of a run that asked about `cells`.
+
+    >>> t = pa.table({"deal_number": [7, 8], "cells": [3, 3], "outcome": ["solved", "limit"],
+    ...               "limit_reason": [None, "bytes"]})
+    >>> table_part(t, cells=[3])["cells"][0]["limits"]
+    [[8, 'bytes']]
+    """
+    if not len(table):
+        return combine([], label="", cells=cells, min_cells=min_cells).part()
+    first = int(pc.min(table["deal_number"]).as_py())
+    last = int(pc.max(table["deal_number"]).as_py())
+    return headline(table, label="", cells=cells, min_cells=min_cells, declared=[(first, last)], keep=KEEP).part()
+
+
+def merge_parts(parts: Iterable[Mapping[str, Any]], *, cells: Sequence[int], min_cells: bool = False) -> dict[str, Any]:
+    """Parts of consecutive rows (in deal order) as one part."""
+    return combine(parts, label="", cells=cells, min_cells=min_cells).part()
 
 
 def headline_text(
