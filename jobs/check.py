@@ -34,6 +34,7 @@ from analyzer import verifier
 from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
 from analyzer.schema import OUTCOMES
 
+from .config import RunConfig
 from .ranges import DealRange, count, format_deals, intersect
 from .runformat import (
     FileInvalid,
@@ -94,6 +95,31 @@ def _file_lines(state: RunState) -> list[str]:
     return lines
 
 
+def answer_pointers(config: RunConfig) -> dict[str, str]:
+    """Where the whole deal lists are when a headline shows only their start:
+    the CSV files ``report`` writes."""
+    if config.min_cells:
+        return {"unsolvable": "the report's min_cells_deals.csv", "limit": "the report's min_cells_deals.csv"}
+    return {k: f"the report's {k}.csv" for k in ("unsolvable", "limit", "error")}
+
+
+def answer_lines(state: RunState) -> list[str]:
+    """The run's answer (`RunState.headline`), what ``status`` and ``run``'s
+    closing summary open with."""
+    lines = state.headline().lines(csv=answer_pointers(state.manifest.config))
+    if state.unanswered():
+        lines.append(f"  ({state.unanswered()} data files have no part of the answer in the index: not counted above)")
+    return lines
+
+
+def answer_data(state: RunState, lines: Sequence[str] | None = None) -> dict[str, object]:
+    """The answer as data (``status --json`` and ``run --json``); `lines`
+    are its `answer_lines` when already made."""
+    h = state.headline()
+    text = list(lines) if lines is not None else answer_lines(state)
+    return {**h.to_dict(), "files_not_counted": state.unanswered(), "text": text}
+
+
 def _outcome_line(counts: Mapping[str, int], rows: int) -> str:
     return f"rows: {rows:,}; " + ", ".join(f"{k} {counts.get(k, 0):,}" for k in OUTCOMES)
 
@@ -139,6 +165,7 @@ def _run_data(state: RunState, directory: Path) -> dict[str, object]:
     from the run's manifest, index and directory listing."""
     m = state.manifest
     missing = state.missing()
+    counts = state.outcome_counts()
     return {
         "dir": str(directory),
         "deals": format_deals(m.deals),
@@ -159,21 +186,23 @@ def _run_data(state: RunState, directory: Path) -> dict[str, object]:
             "ignored": [str(p.relative_to(directory)) for p in state.disk.strays],
         },
         "rows": state.rows(),
-        "outcomes": {k: state.outcome_counts().get(k, 0) for k in OUTCOMES},
+        "outcomes": {k: counts.get(k, 0) for k in OUTCOMES},
         "passes": m.passes,
         "invocations": [dataclasses.asdict(h) for h in m.history],
     }
 
 
 def status(directory: Path | str) -> Report:
-    """Coverage, missing ranges and outcome counts of a run directory, from
-    its index. Exit code 0 when complete, 3 when deals are missing or files
-    need the next run's attention. Raises `RunDirError` (exit 2) when
+    """The answer so far (deals per outcome, the unsolvable and limit deals),
+    then coverage, missing ranges, files and invocations of a run directory,
+    from its index. Exit code 0 when complete, 3 when deals are missing or
+    files need the next run's attention. Raises `RunDirError` (exit 2) when
     `directory` is not a run directory."""
     d = Path(directory)
     state = run_state(d)
     m = state.manifest
-    report = Report([_describe(m, d)])
+    answer = answer_lines(state)
+    report = Report([*answer, _describe(m, d)])
     cov, missing = _coverage_lines(state)
     report.lines += cov
     report.lines += _file_lines(state)
@@ -203,6 +232,7 @@ def status(directory: Path | str) -> Report:
     report.exit_code = EXIT_OK if complete else EXIT_INCOMPLETE
     report.data = {
         "command": "status",
+        "headline": answer_data(state, answer),
         **_run_data(state, d),
         "running": holder,
         "status": "complete" if complete else "incomplete",

@@ -206,6 +206,8 @@ def retry_data_file(
     from .runformat import (
         FileEntry,
         file_metadata,
+        headline_part,
+        merge_headline_parts,
         read_checked,
         sha256_file,
         write_table_file,
@@ -218,6 +220,7 @@ def retry_data_file(
     meta = file_metadata(config, entry.deals, provenance)
     schema = arrow_schema(meta)
     counts: dict[str, int] = {}
+    answer: list[dict[str, Any]] = []
 
     def groups() -> Any:
         for t in read_checked(path, config, entry=entry):
@@ -232,6 +235,7 @@ def retry_data_file(
                     t = pa.concat_tables([t.take(keep), new.cast(t.schema)]).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
             for o in t.column("outcome").to_pylist():
                 counts[str(o)] = counts.get(str(o), 0) + 1
+            answer.append(headline_part(t, config))
             yield t
 
     try:
@@ -242,4 +246,7 @@ def retry_data_file(
     from analyzer.schema import OUTCOMES
 
     full = {k: counts.get(k, 0) for k in OUTCOMES}
-    return FileEntry(rel, entry.start, entry.end, entry.rows, size, digest, full, config.config_hash()).to_json()
+    return FileEntry(
+        rel, entry.start, entry.end, entry.rows, size, digest, full, config.config_hash(),
+        merge_headline_parts(answer, config),
+    ).to_json()

@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import pyarrow.parquet as pq
-
 from analyzer._api import MOVE_RULES
 from analyzer.cliframe import (
     count_option,
@@ -36,7 +34,6 @@ from analyzer.cliframe import (
     parse_variant,
 )
 
-from .chunks import Row, _solve_fixed, _solve_min_cells, results_table
 from .config import RunConfig, build_config
 from .ranges import DealRange, count, format_deals, parse_deals
 from .runformat import default_file_deals, file_units
@@ -105,6 +102,12 @@ def _hms(hours: float) -> str:
 
 
 def plan(deals: Sequence[DealRange], config: RunConfig, *, sample: int, seed: int, cores: int, cores_from: str) -> Plan:
+    # Imported here: `status` and `validate` load this module with the other
+    # subcommands and need neither the solver's row builder nor pyarrow.parquet.
+    import pyarrow.parquet as pq
+
+    from .chunks import Row, _solve_fixed, _solve_min_cells, results_table
+
     picks = draw(deals, sample, seed)
     cpu = 0.0
     rows: list[Row] = []

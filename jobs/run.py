@@ -72,6 +72,7 @@ from analyzer.errors import (
 )
 from analyzer.schema import OUTCOMES
 
+from .check import answer_data, answer_lines
 from .config import Provenance, RunConfig, build_config
 from .errors import ConfigError, RunDirError
 from .ranges import DealRange, count, format_deals, intersect, merge, parse_deals, split_chunks, subtract
@@ -1000,6 +1001,7 @@ def _drive(
         )
         return finish("incomplete", EXIT_FAILURE if app else EXIT_INCOMPLETE)
     wall = time.monotonic() - t_start
+    _print_answer(out, manifest, note)
     print(
         f"complete: {outcome.deals_done} deals in {wall:.1f} s "
         f"({outcome.deals_done / wall if wall > 0 else 0:.1f} deals/s), {outcome.files_sealed} files sealed, "
@@ -1122,12 +1124,19 @@ def _retry_pass(
         print(f"incomplete: {len(outcome.failed)} files failed; run the same command again to resume", file=err)
         return finish("incomplete", EXIT_INCOMPLETE)
     left = sum(e.outcomes.get("limit", 0) for e in run_state(options.out, manifest).sealed)
+    _print_answer(options.out, manifest, note)
     print(
         f"complete: {todo} limit rows re-solved in {time.monotonic() - t_start:.1f} s; {left} still limit "
         f"(in the files rewritten: {counts['solved']} solved, {counts['unsolvable']} unsolvable rows)",
         file=note,
     )
     return finish("complete", EXIT_OK)
+
+
+def _print_answer(out: Path, manifest: Manifest, note: TextIO) -> None:
+    """The run's answer (`jobs.check.answer_lines`), what its closing summary opens with."""
+    for line in answer_lines(run_state(out, manifest)):
+        print(line, file=note)
 
 
 def _limits_text(limits: dict[str, Any]) -> str:
@@ -1172,10 +1181,17 @@ def _check_memory(config: RunConfig) -> None:
 
 
 def summary_doc(options: RunOptions, outcome: RunOutcome) -> dict[str, object]:
-    """The ``run --json`` summary: the run directory, what was asked, and
-    what this invocation did (README, "Machine-readable output")."""
+    """The ``run --json`` summary: the run's answer so far (``headline``,
+    as ``status --json`` has it; null when the directory cannot be read),
+    the run directory, what was asked, and what this invocation did
+    (README, "Machine-readable output")."""
+    try:
+        answer: dict[str, object] | None = answer_data(run_state(options.out))
+    except AnalyzerError:
+        answer = None
     return {
         "command": "run",
+        "headline": answer,
         "out": os.fspath(options.out),
         "deals": format_deals(options.deals),
         "deals_requested": count(options.deals),

@@ -42,7 +42,6 @@ import datetime as dt
 import errno
 import fcntl
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -56,30 +55,20 @@ from typing import IO, Any, Final
 import numpy as np
 import pyarrow as pa
 
+from analyzer._lazy import LazyModule
 from analyzer.errors import EXIT_FAILURE, AnalyzerError, storage_error
+from analyzer.headline import HEADLINE_COLUMNS, Headline, combine, merge_parts, table_part
 from analyzer.schema import OUTCOMES, SCHEMA_VERSION, arrow_schema
 
 from .config import Provenance, RunConfig, canonical_json
 from .errors import ConfigError, RunDirError
 from .ranges import MAX_DEAL, DealRange, format_deals, merge, parse_deals, subtract
 
-
-class _Lazy:
-    """A module imported on first use: `status` needs neither pyarrow.compute
-    nor pyarrow.parquet nor pandas, which take most of a second to import."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(importlib.import_module(self._name), attr)
-
-
 #: pyarrow.compute (typed Any: its stubs' overloads reject the Table columns used here),
 #: pyarrow.parquet and pandas, imported when first used.
-pc: Any = _Lazy("pyarrow.compute")
-pq: Any = _Lazy("pyarrow.parquet")
-pd: Any = _Lazy("pandas")
+pc: Any = LazyModule("pyarrow.compute")
+pq: Any = LazyModule("pyarrow.parquet")
+pd: Any = LazyModule("pandas")
 
 # ---------------------------------------------------------------------------
 # Layout
@@ -531,7 +520,11 @@ def lock_holder(out: Path) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class FileEntry:
-    """One sealed data file as the index records it."""
+    """One sealed data file as the index records it. `headline` is the
+    file's part of the run's answer (`analyzer.headline.Headline.part`:
+    deals per outcome at each count of cells, the first unsolvable and
+    limit deals), so ``status`` and ``run`` print the answer of the whole
+    run from the index alone."""
 
     file: str  # relative path: deal_block=K/deals-A-B.parquet
     start: int
@@ -541,6 +534,7 @@ class FileEntry:
     sha256: str
     outcomes: Mapping[str, int]
     config_hash: str
+    headline: Mapping[str, Any] | None = None
 
     @property
     def deals(self) -> DealRange:
@@ -561,6 +555,7 @@ class FileEntry:
             sha256=str(d["sha256"]),
             outcomes={str(k): int(v) for k, v in d["outcomes"].items()},
             config_hash=str(d["config_hash"]),
+            headline=d.get("headline"),
         )
         if e.file != data_relpath(e.deals) or not re.fullmatch(r"[0-9a-f]{64}", e.sha256):
             raise ValueError(f"entry for {e.file} is inconsistent")
@@ -687,7 +682,9 @@ def list_disk(out: Path) -> DiskListing:
 @dataclass
 class RunState:
     """The run as the index and a directory listing show it, without opening
-    a data file: what ``status`` prints and ``run`` resumes from."""
+    a data file: what ``status`` prints and ``run`` resumes from. Read-only
+    once `run_state` has made it: what it works out (coverage, the answer)
+    is kept, since a full-range run has 8,590 files to go through."""
 
     manifest: Manifest
     index: dict[str, FileEntry]
@@ -701,12 +698,19 @@ class RunState:
     #: Data files on disk that the index does not list (a driver killed between
     #: writing a file and indexing it, or a file copied in).
     unindexed: list[str] = field(default_factory=list)
+    _kept: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def covered(self) -> tuple[DealRange, ...]:
-        return merge(e.deals for e in self.sealed)
+        if "covered" not in self._kept:
+            self._kept["covered"] = merge(e.deals for e in self.sealed)
+        covered: tuple[DealRange, ...] = self._kept["covered"]
+        return covered
 
     def missing(self) -> tuple[DealRange, ...]:
-        return subtract(self.manifest.deals, self.covered())
+        if "missing" not in self._kept:
+            self._kept["missing"] = subtract(self.manifest.deals, self.covered())
+        missing: tuple[DealRange, ...] = self._kept["missing"]
+        return missing
 
     def overlaps(self) -> list[tuple[FileEntry, FileEntry]]:
         out = []
@@ -738,6 +742,26 @@ class RunState:
         out = [f"{e.file}: in the index but missing on disk (the next run solves its deals again)" for e in self.lost]
         out += [f"{f}: a data file the index does not list (the next run checks it)" for f in self.unindexed]
         return out
+
+    def headline(self) -> Headline:
+        """The run's answer so far (`analyzer.headline`): the parts its index
+        records for the sealed files, added up. Files indexed without a part
+        (`unanswered`) are left out."""
+        if "headline" not in self._kept:
+            c = self.manifest.config
+            self._kept["headline"] = combine(
+                (e.headline for e in self.sealed if e.headline is not None),
+                label=c.label(),
+                cells=c.cells,
+                min_cells=c.min_cells,
+                declared=[(r.start, r.end) for r in self.manifest.deals],
+            )
+        answer: Headline = self._kept["headline"]
+        return answer
+
+    def unanswered(self) -> int:
+        """Sealed files whose index entry has no part of the answer."""
+        return sum(1 for e in self.sealed if e.headline is None)
 
     def problems(self) -> list[str]:
         """Why the indexed files are not one consistent set (empty when they are)."""
@@ -864,6 +888,7 @@ def seal(
     schema = arrow_schema(meta)
     counts = dict.fromkeys(OUTCOMES, 0)
     rows = 0
+    answer: list[dict[str, Any]] = []
 
     def tables() -> Iterator[pa.Table]:
         nonlocal rows
@@ -872,6 +897,7 @@ def seal(
                 rows += t.num_rows
                 for k, n in _outcome_counts(t).items():
                     counts[k] = counts.get(k, 0) + n
+                answer.append(headline_part(t, config))
                 yield t
 
     final = out / data_relpath(unit)
@@ -884,7 +910,10 @@ def seal(
     for _, path in ordered:
         with contextlib.suppress(OSError):
             path.unlink()
-    return FileEntry(data_relpath(unit), unit.start, unit.end, rows, size, digest, counts, config.config_hash())
+    return FileEntry(
+        data_relpath(unit), unit.start, unit.end, rows, size, digest, counts, config.config_hash(),
+        merge_headline_parts(answer, config),
+    )
 
 
 def strings(col: pa.ChunkedArray[Any] | pa.Array[Any]) -> pa.Array[Any]:
@@ -892,6 +921,18 @@ def strings(col: pa.ChunkedArray[Any] | pa.Array[Any]) -> pa.Array[Any]:
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     out: pa.Array[Any] = pc.cast(arr, pa.string())
     return out
+
+
+def headline_part(t: pa.Table, config: RunConfig) -> dict[str, Any]:
+    """The part of the run's answer (`analyzer.headline.table_part`) of rows
+    `t`, whole deals of a run of `config`: what the index keeps per file."""
+    cols = [c for c in HEADLINE_COLUMNS if c in t.column_names]
+    return table_part(t.select(cols), cells=config.cells, min_cells=config.min_cells)
+
+
+def merge_headline_parts(parts: Iterable[Mapping[str, Any]], config: RunConfig) -> dict[str, Any]:
+    """Parts of consecutive rows of a run of `config` as one part."""
+    return merge_parts(parts, cells=config.cells, min_cells=config.min_cells)
 
 
 def _outcome_counts(t: pa.Table) -> dict[str, int]:
@@ -982,13 +1023,18 @@ def check_file(path: Path, config: RunConfig, *, entry: FileEntry | None = None,
     deals = (parse_part_name if part else parse_file_name)(path.name)
     counts = dict.fromkeys(OUTCOMES, 0)
     rows = 0
+    answer: list[dict[str, Any]] = []
     for t in read_checked(path, config, entry=entry, part=part):
         rows += t.num_rows
         for k, n in _outcome_counts(t).items():
             counts[k] += n
+        answer.append(headline_part(t, config))
     assert deals is not None
     digest, size = sha256_file(path)
-    return FileEntry(data_relpath(deals), deals.start, deals.end, rows, size, digest, counts, config.config_hash())
+    return FileEntry(
+        data_relpath(deals), deals.start, deals.end, rows, size, digest, counts, config.config_hash(),
+        merge_headline_parts(answer, config),
+    )
 
 
 class _Continuity:

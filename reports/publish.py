@@ -59,6 +59,7 @@ import pyarrow.parquet as pq
 
 from analyzer import schema
 from analyzer.errors import EXIT_FAILURE, EXIT_OK, AnalyzerError, StorageError, storage_error
+from analyzer.headline import HEADLINE_COLUMNS, Headline, combine, merge_parts, table_part
 from jobs import runformat
 from jobs.config import RunConfig
 
@@ -354,14 +355,27 @@ class Stats:
     min_cells: dict[str, int] = field(default_factory=dict)
     digest: Any = field(default_factory=hashlib.sha256)
     _last_deal: dict[str, int] = field(default_factory=dict)
+    #: The counts of cells the run asked about and whether it asked for each
+    #: deal's minimum: what the answer (`headline`) is counted over.
+    cells: tuple[int, ...] = ()
+    min_cells_run: bool = False
+    #: The answer so far, as a part (`analyzer.headline.Headline.part`).
+    answer: dict[str, Any] | None = None
 
     #: Rows hashed at a time: the digest's pandas copy of the text columns is the
     #: largest allocation of publishing (a per-row hash, so slicing does not change it).
     DIGEST_ROWS: Final = 16_384
 
     def feed(self, t: pa.Table) -> None:
+        """Takes one row group (whole deals, in deal order)."""
         if not t.num_rows:
             return
+        if self.cells:
+            cols = [c for c in HEADLINE_COLUMNS if c in t.column_names]
+            piece = table_part(t.select(cols), cells=self.cells, min_cells=self.min_cells_run)
+            self.answer = piece if self.answer is None else merge_parts(
+                [self.answer, piece], cells=self.cells, min_cells=self.min_cells_run
+            )
         for off in range(0, t.num_rows, self.DIGEST_ROWS):
             part = t.slice(off, self.DIGEST_ROWS).to_pandas()
             self.digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
@@ -403,6 +417,11 @@ class Stats:
 
     def hexdigest(self) -> str:
         return str(self.digest.hexdigest())
+
+    def headline(self, *, label: str, declared: Sequence[tuple[int, int]]) -> Headline:
+        """The answer of the rows fed (`analyzer.headline.combine`)."""
+        parts = [self.answer] if self.answer is not None else []
+        return combine(parts, label=label, cells=self.cells, min_cells=self.min_cells_run, declared=declared)
 
 
 # --- dataset card, datapackage, citation ---------------------------------------------
@@ -553,6 +572,17 @@ def _difficulty_lines(stats: Stats) -> list[str]:
     return lines
 
 
+def card_answer(stats: Stats, config: Mapping[str, Any], declared: Sequence[tuple[int, int]]) -> list[str]:
+    """The card's opening answer (`analyzer.headline`, counted in deals), as
+    a fenced block: what `publish` writes and `validate` checks against the data."""
+    h = stats.headline(label=describe_config(config), declared=declared)
+    if h.min_cells:
+        where = {"unsolvable": "the data (min_cells null)", "limit": "the data (min_cells null)"}
+    else:
+        where = {o: f"the data (outcome {o})" for o in ("unsolvable", "limit", "error")}
+    return fence("\n".join(h.lines(csv=where)), "text")
+
+
 def dataset_card(ds: Dataset) -> str:
     """README.md in the Hugging Face dataset card format. Every string a user
     chose (the author, the commands with their directory names) sits in a
@@ -582,6 +612,21 @@ def dataset_card(ds: Dataset) -> str:
         "---",
         "",
         f"# {ds.title}",
+        "",
+        "## The answer",
+        "",
+        "Deals, each counted once: "
+        + (
+            "how many have each minimum number of cells, and the deals not won with the most cells tried "
+            "or left open by a limit."
+            if min_cells
+            else "how many are solved, proved unsolvable or stopped by a limit"
+            + (" at each number of cells (a deal won with fewer cells is won with more, one lost with more "
+               "is lost with fewer: counts marked inferred come from that)" if len(cells) > 1 else "")
+            + ", and which deals are unsolvable or hit a limit (with the budget that ran out)."
+        ),
+        "",
+        *card_answer(ds.stats, cfg, m.declared),
         "",
         "## What it is",
         "",
@@ -815,7 +860,7 @@ def publish(
     except OSError as e:
         raise _storage(e, out) from None
     try:
-        stats = Stats()
+        stats = Stats(cells=state.manifest.config.cells, min_cells_run=state.manifest.config.min_cells)
         (tmp / DATA_DIR).mkdir()
         for path, group in zip(paths, shards, strict=True):
             meta = _dataset_metadata(manifest, name, version, group[0].start, group[-1].end)
@@ -939,7 +984,7 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
         return [*problems, f"{PACKAGE}: no shards named {DATA_DIR}/train-NNNNN-of-MMMMM.parquet"]
     from jobs.check import Replayer
 
-    stats = Stats()
+    stats = Stats(cells=m.config.cells, min_cells_run=m.config.min_cells)
     replayer = Replayer(m.config.variant.as_dict(), every=replay_all, sample=replay, seed=seed)
     try:
         expect = [(r.start, r.end) for r in m.deals]
@@ -998,7 +1043,7 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
             problems.append(f"{PACKAGE}: the digest of every row differs from the data's (rows changed)")
         if facts.get("config_hash") != m.config_hash:
             problems.append(f"{PACKAGE}: configuration hash differs from {MANIFEST}")
-        problems += _check_card(d, stats, package)
+        problems += _check_card(d, stats, package, card_answer(stats, m.config.to_dict(), expect))
         problems += replayer.finish()
         return problems
     finally:
@@ -1056,7 +1101,7 @@ def _check_package_resources(d: Path, package: Mapping[str, Any], version: str) 
     return problems
 
 
-def _check_card(d: Path, stats: Stats, package: Mapping[str, Any]) -> list[str]:
+def _check_card(d: Path, stats: Stats, package: Mapping[str, Any], answer: Sequence[str] | None = None) -> list[str]:
     try:
         card = (d / CARD).read_text(encoding="utf-8")
         cff = (d / CITATION).read_text(encoding="utf-8")
@@ -1093,6 +1138,8 @@ def _check_card(d: Path, stats: Stats, package: Mapping[str, Any]) -> list[str]:
             problems.append(f"{CARD}: the {o} count does not match the data ({counts[o]})")
     if schema.markdown_table() not in card:
         problems.append(f"{CARD}: the schema table differs from analyzer.schema")
+    if answer is not None and "\n".join(answer) not in card:
+        problems.append(f"{CARD}: the answer (counts of deals, unsolvable and limit deals) does not match the data")
     if f"version: {_yaml_str(str(package.get('version')))}" not in cff.splitlines():
         problems.append(f"{CITATION}: version differs from {PACKAGE}")
     if f"title: {_yaml_str(str(title))}" not in cff.splitlines():

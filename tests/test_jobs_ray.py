@@ -51,6 +51,13 @@ def test_small_run_every_row(ray_address: str, tmp_path: Path, capsys: pytest.Ca
     assert cli(["run", "1-60", "--out", str(out), "--file-deals", "20", *LIMIT]) == 0
     err = capsys.readouterr().err
     assert "in tasks of up to 8 deals" in err and "complete: 60 deals" in err  # 60 deals / (4 x 2 CPUs)
+    # the closing summary opens with the answer, counted in deals
+    reference_rows = reference(DealRange(1, 60), CONFIG).to_pylist()
+    unsolvable = [r["deal_number"] for r in reference_rows if r["outcome"] == "unsolvable"]
+    closing = err[err.index("freecell, 4 cells, product; MS deals 1-60: 60 deals") :].splitlines()
+    assert closing[1].startswith(f"  solved {60 - len(unsolvable)} (")
+    assert closing[2] == f"    unsolvable ({len(unsolvable)}): " + (", ".join(map(str, unsolvable)) or "none")
+    assert closing[4].startswith("complete: 60 deals")
     assert files(out) == [f"deal_block=0/deals-{a:010d}-{a + 19:010d}.parquet" for a in (1, 21, 41)]
     assert dataset(out).to_pylist() == reference(DealRange(1, 60), CONFIG).to_pylist()
     manifest = json.loads((out / "_run" / "run.json").read_text())
@@ -118,6 +125,9 @@ def test_run_json_quiet_and_verbose(ray_address: str, tmp_path: Path, capsys: py
     assert sum(doc["outcomes"].values()) == 10 and doc["failed"] == []
     assert doc["config_hash"] == CONFIG.config_hash() and doc["out"] == str(out)
     assert captured.err == ""  # --quiet: no start, progress or final line
+    answer = doc["headline"]
+    assert answer["label"] == "freecell, 4 cells, product" and answer["deals"] == 10 and answer["declared"] == 10
+    assert answer["cells"][0]["counts"] == doc["outcomes"] and answer["text"][0].endswith(": 10 deals")
 
     (out / files(out)[1]).unlink()
     assert cli([*args, "--verbose"]) == 0

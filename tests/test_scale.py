@@ -2,8 +2,10 @@
 
 - a run directory covering deals 1..8,589,934,591 (8,590 data files of 10^6
   deals, made through `jobs.runformat` as sparse placeholders of the indexed
-  sizes): `status` reads the index and a directory listing only, never a
-  data file, and a resume plans exactly the missing files, lazily;
+  sizes, each with its part of the answer in the index): `status` reads the
+  index and a directory listing only, never a data file, opens with the
+  answer of the whole range (counts in deals, the first unsolvable and
+  limit deals), and a resume plans exactly the missing files, lazily;
 - a run of 5,000,000 synthetic rows: `validate` and `publish` stream it in
   bounded memory (peak RSS of each, in a fresh process, under 500 MB, where
   the rows alone would take about 1 GB in pandas).
@@ -13,15 +15,19 @@ Nothing is timed here; `python bench/scale_run.py` prints the figures.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from fixtures_runs import STARTED, config, synthetic_run
 
+from analyzer import headline
 from jobs import check, run, runformat
 from jobs.config import RunConfig
 from jobs.ranges import MAX_DEAL, DealRange, count, subtract
@@ -31,11 +37,37 @@ REPO = Path(__file__).resolve().parent.parent
 GAPS = (0, 4321, 8589)
 
 
+#: The rows every synthetic file's answer is made from: deals 1-4 of it.
+_ROWS = pa.table(
+    {
+        "deal_number": [1, 2, 3, 4],
+        "cells": [4] * 4,
+        "outcome": ["solved", "unsolvable", "limit", "unsolvable"],
+        "limit_reason": [None, None, "bytes", None],
+    }
+)
+
+
+def file_answer(unit: DealRange, template: dict[str, Any]) -> dict[str, Any]:
+    """A data file's part of the answer as the index keeps it: two
+    unsolvable deals and one limit per file, the rest solved (`template`,
+    the part of `_ROWS`, moved to the file's deals)."""
+    part = copy.deepcopy(template)
+    part["deals"] = len(unit)
+    line = part["cells"][0]
+    line["deals"] = len(unit)
+    line["counts"]["solved"] += len(unit) - len(_ROWS)
+    line["unsolvable"] = [d + unit.start - 1 for d in line["unsolvable"]]
+    line["limits"] = [[d + unit.start - 1, why] for d, why in line["limits"]]
+    return part
+
+
 def full_range_run(out: Path) -> Path:
     cfg = RunConfig.from_dict(config([4]))
     m = runformat.create_run(out, cfg, [DealRange(1, MAX_DEAL)], file_deals=10**6,
                              history=[runformat.Invocation("run", ["x"], "1-8589934591", STARTED, status="interrupted")])  # fmt: skip
     entries = []
+    template = headline.table_part(_ROWS, cells=[4])
     for i, unit in enumerate(runformat.file_units([DealRange(1, MAX_DEAL)], 10**6)):
         if i in GAPS:
             continue
@@ -44,13 +76,20 @@ def full_range_run(out: Path) -> Path:
         with open(out / rel, "wb") as f:
             f.truncate(180_000_000)  # sparse: the indexed size, no disk used
         entries.append(runformat.FileEntry(rel, unit.start, unit.end, len(unit), 180_000_000, "0" * 64,
-                                           {"solved": len(unit)}, m.config_hash))  # fmt: skip
+                                           {"solved": len(unit) - 3, "unsolvable": 2, "limit": 1}, m.config_hash,
+                                           file_answer(unit, template)))  # fmt: skip
     runformat.rewrite_index(out, entries)
     return out
 
 
-def test_status_of_the_full_range_reads_no_data_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    out = full_range_run(tmp_path / "full")
+@pytest.fixture(scope="module")
+def full(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The full-range run, made once for the tests that read it."""
+    return full_range_run(tmp_path_factory.mktemp("scale") / "full")
+
+
+def test_status_of_the_full_range_reads_no_data_file(full: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = full
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("status opened a data file")
@@ -64,10 +103,25 @@ def test_status_of_the_full_range_reads_no_data_file(tmp_path: Path, monkeypatch
     assert f"coverage: {MAX_DEAL - gaps:,}/{MAX_DEAL:,} deals" in text
     assert "missing: " in text and "1-1000000" in text and "4321000001-4322000000" in text
     assert "files: 8587 data files" in text
+    present = MAX_DEAL - gaps
+    lines = text.splitlines()
+    assert lines[0] == (
+        f"freecell, 4 cells, product; MS deals 1-{MAX_DEAL}: {present:,} of {MAX_DEAL:,} deals have results (99.966 %)"
+    )
+    # one unsolvable deal in 500,000: neither share rounds away
+    assert lines[1] == (
+        f"  solved {present - 3 * 8587:,} (99.99970 %); unsolvable 17,174 (0.00020 %); limit 8,587 (0.00010 %)"
+    )
+    assert lines[2].startswith("    unsolvable (17,174): 1000002, 1000004, 2000002, 2000004,")
+    assert lines[2].endswith(", ... (first 20 of 17,174; all in the report's unsolvable.csv)")
+    assert lines[3].startswith("    limit (8,587): 1000003 (bytes), 2000003 (bytes),")
+    doc = report.to_dict()
+    answer = doc["headline"]
+    assert isinstance(answer, dict) and answer["deals"] == present and answer["files_not_counted"] == 0
 
 
-def test_resume_plans_only_the_missing_files_lazily(tmp_path: Path) -> None:
-    out = full_range_run(tmp_path / "full")
+def test_resume_plans_only_the_missing_files_lazily(full: Path) -> None:
+    out = full
     state = runformat.run_state(out)
     todo = subtract([DealRange(1, MAX_DEAL)], state.covered())
     assert todo == (DealRange(1, 10**6), DealRange(4321 * 10**6 + 1, 4322 * 10**6), DealRange(8589 * 10**6 + 1, MAX_DEAL))
