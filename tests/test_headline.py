@@ -54,6 +54,22 @@ def test_parts_add_up_to_the_headline_of_the_whole(runs: FixtureRuns, name: str)
     assert combined.to_dict() == json.loads(json.dumps(whole.to_dict()))
 
 
+def test_the_readme_shows_what_status_prints() -> None:
+    """The README's example answer is what the headline of MS 1..32000
+    (11982 the one unsolvable deal) prints."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("freecell, 4 cells, product; MS deals 1-32000", 1)[1].split("```", 1)[0]
+    t = pa.table(
+        {
+            "deal_number": list(range(1, 32001)),
+            "cells": [4] * 32000,
+            "outcome": ["unsolvable" if d == 11982 else "solved" for d in range(1, 32001)],
+        }
+    )
+    text = headline.headline_text(t, label="freecell, 4 cells, product", cells=[4], declared=[(1, 32000)])
+    assert "freecell, 4 cells, product; MS deals 1-32000" + block == text + "\n"
+
+
 def test_long_lists_keep_their_first_deals_and_whole_counts() -> None:
     n = 100
     t = pa.table(
