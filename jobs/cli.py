@@ -36,8 +36,11 @@ DatasetCheck: TypeAlias = Callable[[argparse.Namespace], "int | None"]
 STATUS_DESCRIPTION: Final = """\
 Report what a run directory holds, from its index and a listing of its
 directories alone (no data file is opened, so it answers at once whatever
-the run's size): coverage, missing deal ranges, files, outcome counts, the
-invocations and who holds the run now.
+the run's size). It opens with the answer so far, counted in deals: how
+many are solved, proved unsolvable or stopped by a limit (percentages that
+never round one deal away), the first 20 unsolvable deals and limit deals
+(with the budget that ran out); then coverage, missing deal ranges, files,
+row counts, the invocations and who holds the run now.
 
 Exit 0 when every deal the run was asked for has its rows; 3 when deals are
 missing or files wait for the next run to settle them (run the same `run`

@@ -128,7 +128,8 @@ of --task-deals deals. The lock and the configuration are taken and
 recorded in DIR/_run before Ray starts. Re-running the same command
 resumes: sealed files and finished tasks' parts are kept, the rest is
 computed. --retry-limits re-solves only the limit rows of the run in DIR
-with the larger limits given (an escalation pass).
+with the larger limits given (an escalation pass). The closing summary
+opens with the run's answer, as `status` prints it.
 
 Numbers take the digits 0-9 only. Limits: positions with K, M, G, T
 (powers of 1000: 2M, 1.5M), bytes with K, M, G, T (powers of 1024: 512M,
