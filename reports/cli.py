@@ -1,14 +1,17 @@
 """The `report` and `publish` subcommands (docs/DESIGN.md, "Subcommands").
 
-`analyzer.cli` imports this module lazily and calls `register(subparsers)`;
-the subcommands are built with `analyzer.cliframe`, each handler returns the
-exit code, and what goes wrong raises an `analyzer.errors.AnalyzerError`,
-which `analyzer.cliframe.guarded` turns into one line and the error's exit
-code: 2 for bad usage or input, 1 for a run that ``validate`` would call
-invalid (`reports.load.RunInvalidError`), 3 for a full disk and 2 for a
-read-only or forbidden output (`analyzer.errors.StorageError`). ``python -m reports.cli`` runs the same
-subcommands; the ``python -m reports.<module>`` entry points use
-`analyzer.cliframe.run_main` directly, so no reports module imports this one.
+`analyzer.cli` imports this module lazily and calls `register(subparsers)`
+(or, for ``validate``, only `extend`, which lends jobs' ``validate`` the
+check of a published dataset); the subcommands are built with
+`analyzer.cliframe`, each handler returns the exit code, and what goes
+wrong raises an `analyzer.errors.AnalyzerError`, which
+`analyzer.cliframe.guarded` turns into one line and the error's exit code:
+2 for bad usage or input, 1 for a run that ``validate`` would call invalid
+(`reports.load.RunInvalidError`), 3 for a full disk and 2 for a read-only
+or forbidden output (`analyzer.errors.StorageError`). ``python -m
+reports.cli`` runs the same subcommands; the ``python -m reports.<module>``
+entry points use `analyzer.cliframe.run_main` directly, so no reports
+module imports this one.
 """
 
 from __future__ import annotations
