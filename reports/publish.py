@@ -380,37 +380,47 @@ class Stats:
             part = t.slice(off, self.DIGEST_ROWS).to_pandas()
             self.digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
             del part
-        narrow = [c for c in t.column_names if c not in ("solution", "error", "attempt_history")]
+        # Counted in numpy over outcome codes (no Python loop over rows: a
+        # dataset may hold 10^9 of them).
+        narrow = [c for c, _, _ in CARD_MEASURES]
         df = t.select(narrow).to_pandas()
-        self.rows += len(df)
-        deals = df["deal_number"].to_numpy()
+        self.rows += t.num_rows
+        deals = t.column("deal_number").to_numpy()
         first_rows = np.r_[True, deals[1:] != deals[:-1]]
         self.deals += int(first_rows.sum())
-        outcome = df["outcome"].astype(object).to_numpy()
-        cells = df["cells"].to_numpy().astype(np.int64)
+        code = np.asarray(
+            pc.fill_null(pc.index_in(runformat.strings(t.column("outcome")), value_set=pa.array(schema.OUTCOMES)), -1)
+            .to_numpy(zero_copy_only=False),
+            dtype=np.int64,
+        )
+        cells = t.column("cells").to_numpy().astype(np.int64)
         for k in np.unique(cells):
             at = cells == k
             c = self.by_cells.setdefault(int(k), dict.fromkeys(schema.OUTCOMES, 0))
-            for o, n in zip(*np.unique(outcome[at], return_counts=True), strict=True):
-                c[str(o)] = c.get(str(o), 0) + int(n)
+            for o, n in zip(schema.OUTCOMES, np.bincount(code[at & (code >= 0)], minlength=len(schema.OUTCOMES)), strict=False):
+                c[o] = c.get(o, 0) + int(n)
             for col, on, exact in CARD_MEASURES:
-                mask = at & np.isin(outcome, on)
+                mask = at & np.isin(code, [schema.OUTCOMES.index(o) for o in on])
                 v = df[col].to_numpy()[mask]
                 v = v[~pd.isna(v)].astype(np.float64 if col == "elapsed_s" else np.int64)
                 self.measures.setdefault((col, int(k)), _Measure()).add(v, exact)
         for o in self.listed:
-            ds = np.unique(deals[outcome == o])
+            sel = deals[code == schema.OUTCOMES.index(o)]  # sorted: the reader checked the order
+            ds = sel[np.r_[True, sel[1:] != sel[:-1]]] if len(sel) else sel
+            if len(ds) and self._last_deal.get(o) == int(ds[0]):
+                ds = ds[1:]  # the deal's rows began in the previous row group
             if len(ds):
-                new = [int(x) for x in ds if self._last_deal.get(o) != int(x)]
-                self.listed_total[o] += len(new)
-                room = CARD_LIST - len(self.listed[o])
-                self.listed[o] += new[: max(0, room)]
+                self.listed_total[o] += len(ds)
+                room = max(0, CARD_LIST - len(self.listed[o]))
+                self.listed[o] += [int(x) for x in ds[:room]]
                 self._last_deal[o] = int(ds[-1])
-        if "min_cells" in df:
-            mc = df["min_cells"].to_numpy()[first_rows]
-            for v in mc:
-                key = "undetermined" if pd.isna(v) else str(int(v))
-                self.min_cells[key] = self.min_cells.get(key, 0) + 1
+        if "min_cells" in t.column_names:
+            mc = pc.take(t.column("min_cells"), pa.array(np.flatnonzero(first_rows)))
+            if mc.null_count:
+                self.min_cells["undetermined"] = self.min_cells.get("undetermined", 0) + mc.null_count
+            values, times = np.unique(np.asarray(mc.drop_null().to_numpy(zero_copy_only=False), dtype=np.int64), return_counts=True)
+            for v, n in zip(values.tolist(), times.tolist(), strict=True):
+                self.min_cells[str(v)] = self.min_cells.get(str(v), 0) + int(n)
 
     def outcome_counts(self) -> dict[str, int]:
         return {o: sum(c.get(o, 0) for c in self.by_cells.values()) for o in schema.OUTCOMES}
@@ -1013,13 +1023,20 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
                     next_deal = ranges[0].start
                 # deals must follow the declared ranges in order, each once (rows: as the run's config asks)
                 uniq = deals[np.r_[True, deals[1:] != deals[:-1]]]
-                for x in uniq:
+                i = 0
+                while i < len(uniq):  # a stretch of consecutive deals at a time, within one declared range
                     while ranges and next_deal is not None and next_deal > ranges[0].end:
                         ranges.pop(0)
                         next_deal = ranges[0].start if ranges else None
-                    if next_deal is None or int(x) != next_deal:
-                        return [*problems, f"{s}: deal {int(x)} where deal {next_deal} was due (rows missing, repeated or out of order)"]
-                    next_deal += 1
+                    if next_deal is None:
+                        return [*problems, f"{s}: deal {int(uniq[i])} where no deal was due (rows repeated or out of order)"]
+                    take = min(len(uniq) - i, ranges[0].end - next_deal + 1)
+                    wrong = np.flatnonzero(uniq[i : i + take] != np.arange(next_deal, next_deal + take))
+                    if len(wrong):
+                        j = int(wrong[0])
+                        return [*problems, f"{s}: deal {int(uniq[i + j])} where deal {next_deal + j} was due (rows missing, repeated or out of order)"]
+                    next_deal += take
+                    i += take
                 per = m.config.rows_per_deal()
                 if per is not None and len(deals) != per * len(uniq):
                     return [*problems, f"{s}: expected {per} rows per deal"]
