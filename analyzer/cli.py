@@ -1,10 +1,11 @@
 """The ``freecell-analyzer`` command line (docs/DESIGN.md, "Subcommands").
 
 This module owns the main parser and the ``deal``, ``verify`` and ``solve``
-subcommands. ``jobs.cli`` (``run``, ``status``, ``validate``) and
-``reports.cli`` (``report``, ``publish``) add their own subcommands through
-``register(subparsers)`` when they can be imported; the command works
-without them. Every subcommand is built with `analyzer.cliframe` (its
+subcommands. ``jobs.cli`` (``run``, ``status``, ``validate``, ``plan``)
+and ``reports.cli`` (``report``, ``publish``) add their own subcommands
+through ``register(subparsers)`` when they can be imported; the command
+works without them. ``reports.cli.extend`` lends ``validate`` the check
+of a published dataset (`_EXTENDS`). Every subcommand is built with `analyzer.cliframe` (its
 parser class, options, argument parsers and exit-code epilogue), and every
 handler is ``args.func(args) -> int``, the exit code:
 
@@ -13,6 +14,7 @@ handler is ``args.func(args) -> int``, the exit code:
     2    bad usage or input (one line on stderr, no traceback)
     3    incomplete but resumable (a search budget ran out)
     130  interrupted (Ctrl-C)
+    143  terminated (SIGTERM; ``run`` handles it as Ctrl-C)
 
 >>> main(["deal", "617", "--format", "rows"])  # doctest: +ELLIPSIS
 7D TD TH KD 4C 4S JD
