@@ -1,0 +1,543 @@
+//! The prover: an exhaustive search that decides a position in bounded
+//! memory, spilling to disk what waits.
+//!
+//! # Layers
+//! Two quantities only ever move one way:
+//! - `H`, the cards home, never falls (cards never leave the foundations);
+//! - `U`, the cards in the tableau that sit on a card they do not build on
+//!   ("unsorted"), never rises: every move puts a card onto a card it builds
+//!   on, into an empty column, into a cell or home, so no card ever comes to
+//!   sit on a card it does not build on, and one that sat on one and moves
+//!   has left it for good.
+//!
+//! So the potential `H - U` never falls along a path, and it rises with
+//! every move that sends a card home or moves an unsorted card (an
+//! "exit"). The prover searches the positions of one potential (a layer)
+//! at a time, lowest first: a position of a later layer met on the way (an
+//! exit's result) is written to the store of waiting positions
+//! (`seeds::Store`), and once a layer is done none of its positions can be
+//! met again, so its visited set is emptied. Memory holds one layer's
+//! visited set, the search stack, and the waiting positions, which go to
+//! disk when memory runs short. Under the standard rules every move within
+//! a layer can be taken back (a card returns onto the card it left, to the
+//! cell it left, or into the column it emptied), so a layer falls into
+//! groups of positions that reach each other; the search does not rely on
+//! it.
+//!
+//! # Soundness
+//! The moves are the complete search's (`Board::gen_moves_with_runs`: every
+//! single-card move but a card into an empty column while a cell is free,
+//! which a cell reaches instead, plus multi-card moves as shorthand), each
+//! followed by the provably safe automatic moves (`Board::is_safe_home`),
+//! so every position a single-card solution passes through, after its safe
+//! automatic moves, is reached. Every layer is searched to the end before
+//! a later one starts, and a position is skipped only when its fingerprint
+//! is in the layer's visited set (`table`, chance of a false match below
+//! 1e-12). When no layer is left and no won position was met, the position
+//! is proved unsolvable.
+//!
+//! # Solutions
+//! Each waiting position carries the layer and index of the root (a
+//! position a layer's search started from) whose search reached it, and the
+//! roots are kept. When a search wins, its stack is the path from its root;
+//! that root's own origin root is searched again alone until the exit that
+//! made it is met, giving the path before it, and so on back to the start.
+//! Each step costs at most a layer's search.
+
+pub mod seeds;
+pub mod table;
+
+use crate::board::{Board, DirtyMark, Loc, Move};
+use seeds::{Codec, Origin, Store, StoreError, NO_ORIGIN};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use table::FpTable;
+
+/// Budgets of one proof.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProofLimits {
+    /// Most positions stored, over all layers.
+    pub max_positions: u64,
+    /// Most bytes of memory: visited set, stack and waiting positions.
+    pub max_bytes: u64,
+    /// Most bytes of spill files at once; 0 for none.
+    pub max_disk: u64,
+    /// Wall-clock budget.
+    pub max_seconds: Option<f64>,
+    /// Directory for spill files (they have no name there; see `seeds`).
+    pub spill_dir: Option<PathBuf>,
+}
+
+impl Default for ProofLimits {
+    fn default() -> Self {
+        ProofLimits {
+            max_positions: u64::MAX,
+            max_bytes: 1 << 30,
+            max_disk: 0,
+            max_seconds: None,
+            spill_dir: None,
+        }
+    }
+}
+
+/// The budget that ran out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ProofLimit {
+    Positions,
+    Bytes,
+    Disk,
+    Time,
+}
+
+/// How a proof ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProofOutcome {
+    Unsolvable,
+    /// Won: the moves from the start, each followed by the safe automatic
+    /// moves (as `solver::describe` takes them).
+    Solved(Vec<Move>),
+    Limit(ProofLimit),
+}
+
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct ProofStats {
+    pub expanded: u64,
+    pub stored: u64,
+    /// Peak bytes of memory counted against `max_bytes`.
+    pub peak_bytes: u64,
+    /// Peak bytes of spill files.
+    pub peak_disk: u64,
+    /// Layers searched, and the most positions one held.
+    pub layers: u32,
+    pub max_layer: u64,
+    /// Positions written for later layers, and those dropped at once as
+    /// repeats of a recent one.
+    pub seeds: u64,
+    pub seeds_dropped: u64,
+    /// Searches started (roots).
+    pub roots: u64,
+    pub elapsed: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proof {
+    pub outcome: ProofOutcome,
+    pub stats: ProofStats,
+}
+
+/// Decides `board`: unsolvable, solved (with the moves), or a limit.
+pub fn prove(board: &Board, limits: &ProofLimits) -> Proof {
+    let mut p = Prover::new(board, limits);
+    let outcome = p.run(board);
+    p.stats.elapsed = p.t0.elapsed();
+    p.stats.peak_disk = p.store.peak_disk;
+    p.stats.seeds = p.store.added;
+    p.stats.seeds_dropped = p.store.dropped;
+    Proof {
+        outcome,
+        stats: p.stats,
+    }
+}
+
+/// Cards in the tableau on a card they do not build on.
+pub fn unsorted(b: &Board) -> u32 {
+    let t = b.variant().builds_on_table();
+    let mut u = 0;
+    for i in 0..b.ncols() {
+        let c = b.column(i);
+        for j in 1..c.len() {
+            u += ((t[(c[j - 1] & 63) as usize] >> (c[j] & 63)) & 1 == 0) as u32;
+        }
+    }
+    u
+}
+
+/// The layer of a position: cards home minus unsorted cards, plus 64 so that
+/// it is never negative. Never falls along a move (module docs).
+pub fn potential(b: &Board) -> u32 {
+    b.cards_home() + 64 - unsorted(b)
+}
+
+/// Whether `m` only takes back `prev` (no automatic move between): the same
+/// cards return where they came from (any free cell, if from one), which
+/// reaches the position before `prev`, stored already.
+#[inline]
+fn undoes(prev: Move, m: Move) -> bool {
+    match (prev, m) {
+        (
+            Move::Shift { from: pf, to: pt, count: pc },
+            Move::Shift { from: mf, to: mt, count: mc },
+        ) => {
+            mf == pt
+                && mc == pc
+                && match pf {
+                    Loc::Cell(_) => matches!(mt, Loc::Cell(_)),
+                    from => mt == from,
+                }
+        }
+        _ => false,
+    }
+}
+
+struct Frame {
+    mv: Option<Move>,
+    autos: usize,
+    mark: DirtyMark,
+    /// This position's waiting children are `children[start..next]`.
+    start: usize,
+    next: usize,
+    runs: u64,
+}
+
+#[derive(Copy, Clone)]
+enum Mode {
+    /// Write every exit's result to the store, for the layer it belongs to.
+    Explore { origin: Origin },
+    /// Look for an exit whose result has this fingerprint.
+    Find { target: u128 },
+}
+
+enum Step {
+    /// The search from the root ended without a win.
+    Done,
+    /// A won position; the moves from the root.
+    Won(Vec<Move>),
+    /// (Find mode) the target; the moves from the root.
+    Found(Vec<Move>),
+    Limit(ProofLimit),
+}
+
+struct Prover<'a> {
+    limits: &'a ProofLimits,
+    codec: Codec,
+    table: FpTable,
+    store: Store,
+    b: Board,
+    frames: Vec<Frame>,
+    children: Vec<Move>,
+    moves: Vec<Move>,
+    log: Vec<Move>,
+    /// Bytes of the batch of waiting positions being searched.
+    batch_bytes: u64,
+    /// The origin of the root being searched, and its fingerprint.
+    root_origin: Origin,
+    root_fp: u128,
+    stats: ProofStats,
+    t0: Instant,
+}
+
+impl<'a> Prover<'a> {
+    fn new(board: &Board, limits: &'a ProofLimits) -> Self {
+        let dir = if limits.max_disk > 0 {
+            limits.spill_dir.clone()
+        } else {
+            None
+        };
+        Prover {
+            limits,
+            codec: Codec::new(board.variant()),
+            table: FpTable::new(),
+            store: Store::new(dir, limits.max_disk),
+            b: board.clone(),
+            frames: Vec::new(),
+            children: Vec::new(),
+            moves: Vec::new(),
+            log: Vec::new(),
+            batch_bytes: 0,
+            root_origin: NO_ORIGIN,
+            root_fp: 0,
+            stats: ProofStats::default(),
+            t0: Instant::now(),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        self.table.bytes()
+            + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
+            + ((self.children.capacity() + self.moves.capacity() + self.log.capacity())
+                * std::mem::size_of::<Move>()) as u64
+            + self.store.ram()
+            + self.batch_bytes
+    }
+
+    /// Keeps memory within the budget, spilling waiting positions to disk
+    /// if it must; `extra` bytes are about to be taken.
+    fn fit(&mut self, extra: u64) -> Result<(), ProofLimit> {
+        let now = self.bytes() + extra;
+        if now <= self.limits.max_bytes {
+            self.stats.peak_bytes = self.stats.peak_bytes.max(now);
+            return Ok(());
+        }
+        if !self.store.can_spill() || self.store.ram() == 0 {
+            return Err(ProofLimit::Bytes);
+        }
+        match self.store.spill(0) {
+            Ok(()) => {}
+            Err(StoreError::Disk) | Err(StoreError::Io(_)) => return Err(ProofLimit::Disk),
+        }
+        let now = self.bytes() + extra;
+        if now > self.limits.max_bytes {
+            return Err(ProofLimit::Bytes);
+        }
+        self.stats.peak_bytes = self.stats.peak_bytes.max(now);
+        Ok(())
+    }
+
+    fn over_time(&self) -> bool {
+        self.limits
+            .max_seconds
+            .is_some_and(|s| self.t0.elapsed().as_secs_f64() > s)
+    }
+
+    fn run(&mut self, start: &Board) -> ProofOutcome {
+        let mut b = start.clone();
+        b.autoplay(&mut self.log);
+        self.log.clear();
+        if b.is_won() {
+            return ProofOutcome::Solved(Vec::new());
+        }
+        self.store
+            .push(&self.codec, potential(&b), b.fingerprint(), &b, NO_ORIGIN);
+        while let Some(layer) = self.store.next_layer() {
+            self.table.clear();
+            self.stats.layers += 1;
+            let Some(mut batch) = self.store.take(layer) else {
+                continue;
+            };
+            self.batch_bytes = batch.ram();
+            let mut result = None;
+            let io = batch.for_each(|rec| {
+                match self.from_record(layer, rec) {
+                    Step::Done => true,
+                    other => {
+                        result = Some(other);
+                        false
+                    }
+                }
+            });
+            self.batch_bytes = 0;
+            self.store.release(batch);
+            if io.is_err() {
+                return ProofOutcome::Limit(ProofLimit::Disk);
+            }
+            self.stats.max_layer = self.stats.max_layer.max(self.table.len());
+            match result {
+                None | Some(Step::Done) => {}
+                Some(Step::Limit(l)) => return ProofOutcome::Limit(l),
+                Some(Step::Won(path)) => return self.trace_back(path),
+                Some(Step::Found(_)) => unreachable!("explore mode finds no target"),
+            }
+        }
+        ProofOutcome::Unsolvable
+    }
+
+    /// Searches from one waiting position of `layer` unless it was met
+    /// already in this layer.
+    fn from_record(&mut self, layer: u32, rec: &[u8]) -> Step {
+        let (b, root_origin) = self.codec.decode(rec);
+        let fp = b.fingerprint();
+        if self.table.contains(fp) {
+            return Step::Done;
+        }
+        self.root_origin = root_origin;
+        if let Err(l) = self.fit(rec.len() as u64 + 1) {
+            return Step::Limit(l);
+        }
+        let root = self.store.keep_root(layer, rec);
+        self.stats.roots += 1;
+        let origin = Origin {
+            layer: layer as u8,
+            root,
+        };
+        self.search(b, Mode::Explore { origin })
+    }
+
+    /// Depth-first search of the layer from `root` (not yet stored).
+    fn search(&mut self, root: Board, mode: Mode) -> Step {
+        self.b = root;
+        self.b.settle();
+        self.root_fp = self.b.fingerprint();
+        self.frames.clear();
+        self.children.clear();
+        if let Err(l) = self.store_position(self.b.fingerprint()) {
+            return Step::Limit(l);
+        }
+        if let Some(s) = self.expand(None, mode) {
+            return s;
+        }
+        loop {
+            let Some(top) = self.frames.last_mut() else {
+                return Step::Done;
+            };
+            if top.next == top.start {
+                let f = self.frames.pop().unwrap();
+                self.children.truncate(f.start);
+                if let Some(m) = f.mv {
+                    self.b.undo_autoplay(&mut self.log, f.autos);
+                    self.b.undo(m);
+                    self.b.settle();
+                }
+                continue;
+            }
+            top.next -= 1;
+            let m = self.children[top.next];
+            let mark = top.mark;
+            self.b.apply(m);
+            let fp = self.b.fingerprint();
+            if self.table.contains(fp) {
+                self.b.undo(m);
+                self.b.restore_dirty(mark);
+                continue;
+            }
+            if let Err(l) = self.store_position(fp) {
+                return Step::Limit(l);
+            }
+            if self.stats.expanded & 1023 == 0 && self.over_time() {
+                return Step::Limit(ProofLimit::Time);
+            }
+            if let Some(s) = self.expand(Some(m), mode) {
+                return s;
+            }
+        }
+    }
+
+    fn store_position(&mut self, fp: u128) -> Result<(), ProofLimit> {
+        if self.stats.stored >= self.limits.max_positions {
+            return Err(ProofLimit::Positions);
+        }
+        let grow = self.table.bytes_to_insert(fp) - self.table.bytes();
+        if grow > 0 || self.frames.len() == self.frames.capacity() {
+            // The insert, a frame and up to 512 children may be added.
+            let stack = ((self.frames.capacity().max(16)) * std::mem::size_of::<Frame>()
+                + 512 * std::mem::size_of::<Move>()) as u64;
+            self.fit(grow + stack)?;
+            self.frames.reserve(1);
+            self.children.reserve(512);
+        }
+        match self.table.insert(fp) {
+            Ok(true) => {}
+            Ok(false) => unreachable!("stored a position already in the layer"),
+            Err(_) => return Err(ProofLimit::Bytes),
+        }
+        self.stats.stored += 1;
+        Ok(())
+    }
+
+    /// The moves on the stack, from the root, then `last`.
+    fn path(&self, last: Move) -> Vec<Move> {
+        self.frames
+            .iter()
+            .filter_map(|f| f.mv)
+            .chain(std::iter::once(last))
+            .collect()
+    }
+
+    /// Generates the current position's moves: exits are played and
+    /// written out (or compared with the target), moves within the layer
+    /// whose result is not stored yet wait on the stack.
+    fn expand(&mut self, mv: Option<Move>, mode: Mode) -> Option<Step> {
+        self.stats.expanded += 1;
+        let runs = match (mv, self.frames.last()) {
+            (Some(_), Some(f)) => self.b.runs_after(f.runs, self.b.changed_columns()),
+            _ => self.b.runs(),
+        };
+        self.b.settle();
+        let mark = self.b.dirty_mark();
+        let mut moves = std::mem::take(&mut self.moves);
+        moves.clear();
+        self.b.gen_moves_with_runs(&mut moves, runs);
+        let start = self.children.len();
+        let table = self.b.variant().builds_on_table();
+        for &m in &moves {
+            if mv.is_some_and(|p| undoes(p, m)) {
+                continue;
+            }
+            let leaves_unsorted = match m.from() {
+                Loc::Column(a) => {
+                    let col = self.b.column(a as usize);
+                    let k = m.cards();
+                    col.len() > k && {
+                        let (under, moved) = (col[col.len() - k - 1], col[col.len() - k]);
+                        (table[(under & 63) as usize] >> (moved & 63)) & 1 == 0
+                    }
+                }
+                _ => false,
+            };
+            if !m.is_home() && !leaves_unsorted && !self.b.exposes_home(m, false) {
+                let (fp, _, _) = self.b.wide_after(m);
+                if !self.table.contains(fp) {
+                    self.children.push(m);
+                }
+                continue;
+            }
+            // An exit: played, with its automatic moves.
+            self.b.apply(m);
+            let n = self.b.autoplay_after(&mut self.log, m, false);
+            let mut step = None;
+            if self.b.is_won() {
+                step = Some(Step::Won(self.path(m)));
+            } else {
+                let fp = self.b.fingerprint();
+                match mode {
+                    Mode::Explore { origin } => {
+                        let layer = potential(&self.b);
+                        self.store.push(&self.codec, layer, fp, &self.b, origin);
+                        if let Err(l) = self.fit(0) {
+                            step = Some(Step::Limit(l));
+                        }
+                    }
+                    Mode::Find { target } => {
+                        if fp == target {
+                            step = Some(Step::Found(self.path(m)));
+                        }
+                    }
+                }
+            }
+            self.b.undo_autoplay(&mut self.log, n);
+            self.b.undo(m);
+            self.b.restore_dirty(mark);
+            if step.is_some() {
+                self.moves = moves;
+                return step;
+            }
+        }
+        self.moves = moves;
+        let next = self.children.len();
+        self.frames.push(Frame {
+            mv,
+            autos: 0,
+            mark,
+            start,
+            next,
+            runs,
+        });
+        None
+    }
+
+    /// The whole path of a win found from a root whose origin chain leads
+    /// back to the start (module docs, "Solutions").
+    fn trace_back(&mut self, tail: Vec<Move>) -> ProofOutcome {
+        let mut segments = vec![tail];
+        let mut target = self.root_fp;
+        let mut origin = self.root_origin;
+        while origin != NO_ORIGIN {
+            let rec = match self.store.root(origin.layer as u32, origin.root) {
+                Ok(Some(r)) => r,
+                _ => return ProofOutcome::Limit(ProofLimit::Disk),
+            };
+            let (b, next) = self.codec.decode(&rec);
+            self.table.clear();
+            match self.search(b, Mode::Find { target }) {
+                Step::Found(path) => segments.push(path),
+                // A win met on the way makes the rest of the path moot.
+                Step::Won(path) => segments = vec![path],
+                Step::Limit(l) => return ProofOutcome::Limit(l),
+                Step::Done => unreachable!("a root's search meets the positions it wrote out"),
+            }
+            target = self.root_fp;
+            origin = next;
+        }
+        segments.reverse();
+        ProofOutcome::Solved(segments.concat())
+    }
+}
