@@ -12,6 +12,7 @@ fn main() {
     let mut variant = Variant::default();
     let mut limits = ProofLimits::default();
     let mut check = false;
+    let mut deals: Vec<u64> = Vec::new();
     let mut i = 2;
     while i < args.len() {
         let v = args.get(i + 1).cloned().unwrap_or_default();
@@ -24,6 +25,10 @@ fn main() {
             }
             "--max-bytes" => limits.max_bytes = v.parse().unwrap(),
             "--max-disk" => limits.max_disk = v.parse().unwrap(),
+            "--max-seconds" => limits.max_seconds = Some(v.parse().unwrap()),
+            "--deals" => {
+                deals = v.split(',').map(|x| x.parse().unwrap()).collect();
+            }
             "--spill" => limits.spill_dir = Some(PathBuf::from(v)),
             "--check" => {
                 check = true;
@@ -34,7 +39,14 @@ fn main() {
         }
         i += 2;
     }
-    for n in start..=end {
+    if deals.is_empty() {
+        deals = (start..=end).collect();
+    }
+    for n in deals {
+        let (n, variant) = match n {
+            // `N` or, with --deals, `N:K` is not parsed here; cells come from --cells.
+            n => (n, variant),
+        };
         let b = Board::deal(n, variant).unwrap();
         let p = prove(&b, &limits);
         let s = &p.stats;

@@ -216,6 +216,9 @@ struct Prover<'a> {
     frames: Vec<Frame>,
     children: Vec<Move>,
     moves: Vec<Move>,
+    /// The current expansion's moves within the layer, with the
+    /// fingerprints of their results.
+    within: Vec<(Move, u128)>,
     log: Vec<Move>,
     /// Bytes of the batch of waiting positions being searched.
     batch_bytes: u64,
@@ -242,6 +245,7 @@ impl<'a> Prover<'a> {
             frames: Vec::new(),
             children: Vec::new(),
             moves: Vec::new(),
+            within: Vec::new(),
             log: Vec::new(),
             batch_bytes: 0,
             root_origin: NO_ORIGIN,
@@ -362,6 +366,7 @@ impl<'a> Prover<'a> {
         if let Err(l) = self.store_position(self.b.fingerprint()) {
             return Step::Limit(l);
         }
+
         if let Some(s) = self.expand(None, mode) {
             return s;
         }
@@ -384,13 +389,14 @@ impl<'a> Prover<'a> {
             let mark = top.mark;
             self.b.apply(m);
             let fp = self.b.fingerprint();
-            if self.table.contains(fp) {
-                self.b.undo(m);
-                self.b.restore_dirty(mark);
-                continue;
-            }
-            if let Err(l) = self.store_position(fp) {
-                return Step::Limit(l);
+            match self.store_position(fp) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.b.undo(m);
+                    self.b.restore_dirty(mark);
+                    continue;
+                }
+                Err(l) => return Step::Limit(l),
             }
             if self.stats.expanded & 1023 == 0 && self.over_time() {
                 return Step::Limit(ProofLimit::Time);
@@ -401,11 +407,12 @@ impl<'a> Prover<'a> {
         }
     }
 
-    fn store_position(&mut self, fp: u128) -> Result<(), ProofLimit> {
-        if self.stats.stored >= self.limits.max_positions {
-            return Err(ProofLimit::Positions);
-        }
+    /// Stores `fp` in the layer's visited set: `Ok(false)` if it was there.
+    fn store_position(&mut self, fp: u128) -> Result<bool, ProofLimit> {
         let grow = self.table.bytes_to_insert(fp) - self.table.bytes();
+        if grow > 0 && self.table.contains(fp) {
+            return Ok(false);
+        }
         if grow > 0 || self.frames.len() == self.frames.capacity() {
             // The insert, a frame and up to 512 children may be added.
             let stack = ((self.frames.capacity().max(16)) * std::mem::size_of::<Frame>()
@@ -416,11 +423,14 @@ impl<'a> Prover<'a> {
         }
         match self.table.insert(fp) {
             Ok(true) => {}
-            Ok(false) => unreachable!("stored a position already in the layer"),
+            Ok(false) => return Ok(false),
             Err(_) => return Err(ProofLimit::Bytes),
         }
+        if self.stats.stored >= self.limits.max_positions {
+            return Err(ProofLimit::Positions);
+        }
         self.stats.stored += 1;
-        Ok(())
+        Ok(true)
     }
 
     /// The moves on the stack, from the root, then `last`.
@@ -465,9 +475,8 @@ impl<'a> Prover<'a> {
             };
             if !m.is_home() && !leaves_unsorted && !self.b.exposes_home(m, false) {
                 let (fp, _, _) = self.b.wide_after(m);
-                if !self.table.contains(fp) {
-                    self.children.push(m);
-                }
+                self.table.prefetch(fp);
+                self.within.push((m, fp));
                 continue;
             }
             // An exit: played, with its automatic moves.
@@ -498,10 +507,20 @@ impl<'a> Prover<'a> {
             self.b.restore_dirty(mark);
             if step.is_some() {
                 self.moves = moves;
+                self.within.clear();
                 return step;
             }
         }
         self.moves = moves;
+        // The lookups of the moves within the layer, their slots fetched
+        // meanwhile.
+        for i in 0..self.within.len() {
+            let (m, fp) = self.within[i];
+            if !self.table.contains(fp) {
+                self.children.push(m);
+            }
+        }
+        self.within.clear();
         let next = self.children.len();
         self.frames.push(Frame {
             mv,

@@ -14,7 +14,6 @@
 //! on every exit, a kill included.
 
 use crate::board::{Board, Packed};
-use crate::card::Card;
 use crate::variant::{Variant, MAX_CELLS, MAX_COLUMNS};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -46,13 +45,14 @@ impl Codec {
     pub fn new(variant: Variant) -> Codec {
         let mut children = [[0xFF; 4]; 52];
         let mut bits = [0u8; 52];
-        for p in 0..52u8 {
+        let table = variant.builds_on_table();
+        for p in 0..52usize {
             let mut n = 0;
-            for c in 0..52u8 {
-                if variant.builds_on(Card(c), Card(p)) {
-                    children[p as usize][n] = c;
-                    n += 1;
-                }
+            let mut m = table[p];
+            while m != 0 {
+                children[p][n] = m.trailing_zeros() as u8;
+                m &= m - 1;
+                n += 1;
             }
             bits[p as usize] = match n {
                 0 | 1 => 0,
@@ -367,7 +367,10 @@ impl From<io::Error> for StoreError {
 /// Direct-mapped cache of recent records' fingerprints: a record whose
 /// fingerprint is there is the same position as one already stored, and is
 /// dropped (whatever its origin: any one will do).
-const DEDUPE_SLOTS: usize = 1 << 14;
+/// It starts small (a proof of a few positions pays nothing for it) and
+/// grows with the records added, up to `DEDUPE_MAX` slots (16 bytes each).
+const DEDUPE_MIN: usize = 1 << 8;
+const DEDUPE_MAX: usize = 1 << 18;
 
 /// The waiting positions of every later layer, and the roots of the layers
 /// searched so far.
@@ -394,7 +397,7 @@ impl Store {
         Store {
             pending: BTreeMap::new(),
             roots: BTreeMap::new(),
-            recent: vec![0; DEDUPE_SLOTS],
+            recent: vec![0; DEDUPE_MIN],
             ram: 0,
             disk: 0,
             peak_disk: 0,
@@ -417,7 +420,12 @@ impl Store {
     /// Adds a position for layer `layer`, unless a recent record was the
     /// same position (`fp`).
     pub fn push(&mut self, codec: &Codec, layer: u32, fp: u128, b: &Board, origin: Origin) {
-        let slot = (fp as usize) & (DEDUPE_SLOTS - 1);
+        if self.added as usize >= 4 * self.recent.len() && self.recent.len() < DEDUPE_MAX {
+            let n = self.recent.len() * 4;
+            self.ram += (n - self.recent.len()) as u64 * 16;
+            self.recent = vec![0; n];
+        }
+        let slot = (fp as usize) & (self.recent.len() - 1);
         if self.recent[slot] == fp {
             self.dropped += 1;
             return;

@@ -221,6 +221,30 @@ impl FpTable {
         self.segments[s].contains(k)
     }
 
+    /// Asks the processor to bring the first slot of `fp` into the cache,
+    /// so that a later `contains` or `insert` does not wait for memory:
+    /// an expansion looks up all its children, which are independent.
+    #[inline(always)]
+    pub fn prefetch(&self, fp: u128) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (s, k) = split(fp);
+            let seg = &self.segments[s];
+            let n = seg.slots();
+            if n > 0 {
+                let i = Segment::home(k[2], n);
+                // SAFETY: prefetching is a hint with no effect on memory; the
+                // pointer is within the segment's slots.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch(seg.words.as_ptr().add(3 * i) as *const i8, _MM_HINT_T0);
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = fp;
+    }
+
     /// The bytes the table would take after adding one more position to
     /// the segment of `fp` (the larger segment and the old one while it is
     /// copied): what a budget must allow before `insert`.
