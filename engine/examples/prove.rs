@@ -66,8 +66,8 @@ fn main() {
             ProofOutcome::Limit(l) => format!("limit({l:?})"),
         };
         println!(
-            "{n}\t{outcome}\texpanded {}\tstored {}\tlayers {}\tmax_layer {}\troots {}\tseeds {}\tdropped {}\tpeak {:.1} MB\tdisk {:.1} MB\t{:.3} s\t{:.1} B/pos",
-            s.expanded, s.stored, s.layers, s.max_layer, s.roots, s.seeds, s.seeds_dropped,
+            "{n}\t{outcome}\texpanded {}\tstored {}\tlayers {}\tmax_layer {}\troots {}\tdepth {}\tbfs {}\tseeds {}\tdropped {}\tpeak {:.1} MB\tdisk {:.1} MB\t{:.3} s\t{:.1} B/pos",
+            s.expanded, s.stored, s.layers, s.max_layer, s.roots, s.max_depth, s.frontier_layers, s.seeds, s.seeds_dropped,
             s.peak_bytes as f64 / 1e6, s.peak_disk as f64 / 1e6, s.elapsed.as_secs_f64(),
             s.peak_bytes as f64 / s.stored.max(1) as f64
         );

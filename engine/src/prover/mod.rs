@@ -44,6 +44,7 @@
 //! made it is met, giving the path before it, and so on back to the start.
 //! Each step costs at most a layer's search.
 
+mod frontier;
 pub mod seeds;
 pub mod table;
 
@@ -116,6 +117,10 @@ pub struct ProofStats {
     pub seeds_dropped: u64,
     /// Searches started (roots).
     pub roots: u64,
+    /// The deepest search stack (positions on it).
+    pub max_depth: u64,
+    /// Layers searched breadth-first, too large for memory.
+    pub frontier_layers: u32,
     pub elapsed: Duration,
 }
 
@@ -179,32 +184,56 @@ fn undoes(prev: Move, m: Move) -> bool {
     }
 }
 
+/// A position on the search stack. Moves within a layer send nothing home,
+/// so a frame has no automatic moves to undo.
 struct Frame {
     mv: Option<Move>,
-    autos: usize,
     mark: DirtyMark,
     /// This position's waiting children are `children[start..next]`.
-    start: usize,
-    next: usize,
+    start: u32,
+    next: u32,
     runs: u64,
 }
+
+/// The deepest a search goes before it leaves the rest for later: a
+/// position met deeper is stored but written out, with the current search
+/// as its origin, to be searched from once the stack has emptied (a layer of
+/// millions of positions can be one chain millions deep, and a frame with
+/// its waiting children takes about 60 bytes).
+const MAX_DEPTH: usize = 1 << 16;
 
 #[derive(Copy, Clone)]
 enum Mode {
     /// Write every exit's result to the store, for the layer it belongs to.
     Explore { origin: Origin },
-    /// Look for an exit whose result has this fingerprint.
+    /// Look for a position with this fingerprint (an exit's result, or a
+    /// position the search left for later).
     Find { target: u128 },
 }
 
 enum Step {
     /// The search from the root ended without a win.
     Done,
-    /// A won position; the moves from the root.
+    /// A won position; the moves from the search's start (`Prover::start_fp`).
     Won(Vec<Move>),
     /// (Find mode) the target; the moves from the root.
     Found(Vec<Move>),
     Limit(ProofLimit),
+    /// The layer's visited set outgrew its share of memory: search the
+    /// layer again breadth-first (`frontier`).
+    Overflow,
+}
+
+/// Why storing a position stopped the search.
+enum Stop {
+    Limit(ProofLimit),
+    Overflow,
+}
+
+impl From<ProofLimit> for Stop {
+    fn from(l: ProofLimit) -> Stop {
+        Stop::Limit(l)
+    }
 }
 
 struct Prover<'a> {
@@ -222,9 +251,21 @@ struct Prover<'a> {
     log: Vec<Move>,
     /// Bytes of the batch of waiting positions being searched.
     batch_bytes: u64,
-    /// The origin of the root being searched, and its fingerprint.
-    root_origin: Origin,
-    root_fp: u128,
+    /// Bytes of a breadth-first layer search's levels and sorter, and of
+    /// its files.
+    bfs_ram: u64,
+    bfs_ram_sorter: u64,
+    bfs_disk: u64,
+    bfs_frontier_disk: u64,
+    /// Whether a layer whose visited set outgrows `table_share` bytes is
+    /// searched again breadth-first, and that share.
+    frontier: bool,
+    table_share: u64,
+    /// The position the current search started from (its root, or a level
+    /// position of a breadth-first search), the origin of the record it was
+    /// read from, and its fingerprint: where a win is traced back from.
+    start_origin: Origin,
+    start_fp: u128,
     stats: ProofStats,
     t0: Instant,
 }
@@ -240,7 +281,7 @@ impl<'a> Prover<'a> {
             limits,
             codec: Codec::new(board.variant()),
             table: FpTable::new(),
-            store: Store::new(dir, limits.max_disk),
+            store: Store::new(dir, limits.max_disk, limits.max_bytes),
             b: board.clone(),
             frames: Vec::new(),
             children: Vec::new(),
@@ -248,8 +289,14 @@ impl<'a> Prover<'a> {
             within: Vec::new(),
             log: Vec::new(),
             batch_bytes: 0,
-            root_origin: NO_ORIGIN,
-            root_fp: 0,
+            bfs_ram: 0,
+            bfs_ram_sorter: 0,
+            bfs_disk: 0,
+            bfs_frontier_disk: 0,
+            frontier: limits.max_disk > 0 && limits.spill_dir.is_some() && frontier::supported(board),
+            table_share: limits.max_bytes / 2,
+            start_origin: NO_ORIGIN,
+            start_fp: 0,
             stats: ProofStats::default(),
             t0: Instant::now(),
         }
@@ -262,6 +309,22 @@ impl<'a> Prover<'a> {
                 * std::mem::size_of::<Move>()) as u64
             + self.store.ram()
             + self.batch_bytes
+            + self.bfs_ram
+            + self.bfs_ram_sorter
+    }
+
+    /// The directory spill files go to, if any may be written.
+    fn store_dir(&self) -> Option<PathBuf> {
+        if self.store.can_spill() {
+            self.limits.spill_dir.clone()
+        } else {
+            None
+        }
+    }
+
+    /// `fit`, as a search step.
+    fn fit_stop(&mut self, extra: u64) -> Result<(), Step> {
+        self.fit(extra).map_err(Step::Limit)
     }
 
     /// Keeps memory within the budget, spilling waiting positions to disk
@@ -302,9 +365,15 @@ impl<'a> Prover<'a> {
         }
         self.store
             .push(&self.codec, potential(&b), b.fingerprint(), &b, NO_ORIGIN);
+        let mut current = None;
         while let Some(layer) = self.store.next_layer() {
-            self.table.clear();
-            self.stats.layers += 1;
+            // The same layer again: the positions its searches left for
+            // later (`MAX_DEPTH`), already in its visited set.
+            if current != Some(layer) {
+                self.table.clear();
+                self.stats.layers += 1;
+                current = Some(layer);
+            }
             let Some(mut batch) = self.store.take(layer) else {
                 continue;
             };
@@ -319,17 +388,33 @@ impl<'a> Prover<'a> {
                     }
                 }
             });
-            self.batch_bytes = 0;
-            self.store.release(batch);
             if io.is_err() {
                 return ProofOutcome::Limit(ProofLimit::Disk);
             }
+            if matches!(result, Some(Step::Overflow)) {
+                // Too large for memory: the layer again, from its entry
+                // positions, breadth first; what the depth-first search
+                // wrote out for later layers stays (the repeats are met
+                // there as stored), what it left for later in this one goes.
+                self.table.clear();
+                self.frames = Vec::new();
+                self.children = Vec::new();
+                self.store.discard(layer);
+                self.stats.frontier_layers += 1;
+                result = Some(self.frontier_search(layer, &mut batch.0));
+                self.bfs_ram = 0;
+                self.bfs_ram_sorter = 0;
+                self.bfs_disk = 0;
+            }
+            self.batch_bytes = 0;
+            self.store.release(batch);
             self.stats.max_layer = self.stats.max_layer.max(self.table.len());
             match result {
                 None | Some(Step::Done) => {}
                 Some(Step::Limit(l)) => return ProofOutcome::Limit(l),
                 Some(Step::Won(path)) => return self.trace_back(path),
                 Some(Step::Found(_)) => unreachable!("explore mode finds no target"),
+                Some(Step::Overflow) => unreachable!("the breadth-first search keeps no visited set"),
             }
         }
         ProofOutcome::Unsolvable
@@ -339,11 +424,11 @@ impl<'a> Prover<'a> {
     /// already in this layer.
     fn from_record(&mut self, layer: u32, rec: &[u8]) -> Step {
         let (b, root_origin) = self.codec.decode(rec);
-        let fp = b.fingerprint();
-        if self.table.contains(fp) {
+        let (root_origin, deferred) = root_origin.split_deferred();
+        if !deferred && self.table.contains(b.fingerprint()) {
             return Step::Done;
         }
-        self.root_origin = root_origin;
+        self.start_origin = root_origin;
         if let Err(l) = self.fit(rec.len() as u64 + 1) {
             return Step::Limit(l);
         }
@@ -353,18 +438,21 @@ impl<'a> Prover<'a> {
             layer: layer as u8,
             root,
         };
-        self.search(b, Mode::Explore { origin })
+        self.search(b, Mode::Explore { origin }, deferred)
     }
 
-    /// Depth-first search of the layer from `root` (not yet stored).
-    fn search(&mut self, root: Board, mode: Mode) -> Step {
+    /// Depth-first search of the layer from `root`, unless `stored` not yet
+    /// in the visited set.
+    fn search(&mut self, root: Board, mode: Mode, stored: bool) -> Step {
         self.b = root;
         self.b.settle();
-        self.root_fp = self.b.fingerprint();
+        self.start_fp = self.b.fingerprint();
         self.frames.clear();
         self.children.clear();
-        if let Err(l) = self.store_position(self.b.fingerprint()) {
-            return Step::Limit(l);
+        if !stored {
+            if let Err(s) = self.store_position(self.b.fingerprint(), mode) {
+                return s.into();
+            }
         }
 
         if let Some(s) = self.expand(None, mode) {
@@ -376,30 +464,44 @@ impl<'a> Prover<'a> {
             };
             if top.next == top.start {
                 let f = self.frames.pop().unwrap();
-                self.children.truncate(f.start);
+                self.children.truncate(f.start as usize);
                 if let Some(m) = f.mv {
-                    self.b.undo_autoplay(&mut self.log, f.autos);
                     self.b.undo(m);
                     self.b.settle();
                 }
                 continue;
             }
             top.next -= 1;
-            let m = self.children[top.next];
+            let m = self.children[top.next as usize];
             let mark = top.mark;
             self.b.apply(m);
             let fp = self.b.fingerprint();
-            match self.store_position(fp) {
+            match self.store_position(fp, mode) {
                 Ok(true) => {}
                 Ok(false) => {
                     self.b.undo(m);
                     self.b.restore_dirty(mark);
                     continue;
                 }
-                Err(l) => return Step::Limit(l),
+                Err(s) => return s.into(),
             }
             if self.stats.expanded & 1023 == 0 && self.over_time() {
                 return Step::Limit(ProofLimit::Time);
+            }
+            match mode {
+                Mode::Find { target } if fp == target => return Step::Found(self.path(m)),
+                Mode::Explore { origin } if self.frames.len() >= MAX_DEPTH => {
+                    let layer = origin.layer as u32;
+                    self.store
+                        .push_deferred(&self.codec, layer, &self.b, origin.deferred());
+                    self.b.undo(m);
+                    self.b.restore_dirty(mark);
+                    if let Err(l) = self.fit(0) {
+                        return Step::Limit(l);
+                    }
+                    continue;
+                }
+                _ => {}
             }
             if let Some(s) = self.expand(Some(m), mode) {
                 return s;
@@ -408,10 +510,17 @@ impl<'a> Prover<'a> {
     }
 
     /// Stores `fp` in the layer's visited set: `Ok(false)` if it was there.
-    fn store_position(&mut self, fp: u128) -> Result<bool, ProofLimit> {
+    fn store_position(&mut self, fp: u128, mode: Mode) -> Result<bool, Stop> {
         let grow = self.table.bytes_to_insert(fp) - self.table.bytes();
         if grow > 0 && self.table.contains(fp) {
             return Ok(false);
+        }
+        if grow > 0
+            && self.frontier
+            && matches!(mode, Mode::Explore { .. })
+            && self.table.bytes() + grow > self.table_share
+        {
+            return Err(Stop::Overflow);
         }
         if grow > 0 || self.frames.len() == self.frames.capacity() {
             // The insert, a frame and up to 512 children may be added.
@@ -424,10 +533,10 @@ impl<'a> Prover<'a> {
         match self.table.insert(fp) {
             Ok(true) => {}
             Ok(false) => return Ok(false),
-            Err(_) => return Err(ProofLimit::Bytes),
+            Err(_) => return Err(Stop::Limit(ProofLimit::Bytes)),
         }
         if self.stats.stored >= self.limits.max_positions {
-            return Err(ProofLimit::Positions);
+            return Err(Stop::Limit(ProofLimit::Positions));
         }
         self.stats.stored += 1;
         Ok(true)
@@ -457,58 +566,20 @@ impl<'a> Prover<'a> {
         moves.clear();
         self.b.gen_moves_with_runs(&mut moves, runs);
         let start = self.children.len();
-        let table = self.b.variant().builds_on_table();
         for &m in &moves {
             if mv.is_some_and(|p| undoes(p, m)) {
                 continue;
             }
-            let leaves_unsorted = match m.from() {
-                Loc::Column(a) => {
-                    let col = self.b.column(a as usize);
-                    let k = m.cards();
-                    col.len() > k && {
-                        let (under, moved) = (col[col.len() - k - 1], col[col.len() - k]);
-                        (table[(under & 63) as usize] >> (moved & 63)) & 1 == 0
-                    }
-                }
-                _ => false,
-            };
-            if !m.is_home() && !leaves_unsorted && !self.b.exposes_home(m, false) {
+            if !self.is_exit(m) {
                 let (fp, _, _) = self.b.wide_after(m);
                 self.table.prefetch(fp);
                 self.within.push((m, fp));
                 continue;
             }
-            // An exit: played, with its automatic moves.
-            self.b.apply(m);
-            let n = self.b.autoplay_after(&mut self.log, m, false);
-            let mut step = None;
-            if self.b.is_won() {
-                step = Some(Step::Won(self.path(m)));
-            } else {
-                let fp = self.b.fingerprint();
-                match mode {
-                    Mode::Explore { origin } => {
-                        let layer = potential(&self.b);
-                        self.store.push(&self.codec, layer, fp, &self.b, origin);
-                        if let Err(l) = self.fit(0) {
-                            step = Some(Step::Limit(l));
-                        }
-                    }
-                    Mode::Find { target } => {
-                        if fp == target {
-                            step = Some(Step::Found(self.path(m)));
-                        }
-                    }
-                }
-            }
-            self.b.undo_autoplay(&mut self.log, n);
-            self.b.undo(m);
-            self.b.restore_dirty(mark);
-            if step.is_some() {
+            if let Err(step) = self.exit(m, mark, mode) {
                 self.moves = moves;
                 self.within.clear();
-                return step;
+                return Some(step);
             }
         }
         self.moves = moves;
@@ -522,23 +593,76 @@ impl<'a> Prover<'a> {
         }
         self.within.clear();
         let next = self.children.len();
+        self.stats.max_depth = self.stats.max_depth.max(self.frames.len() as u64 + 1);
         self.frames.push(Frame {
             mv,
-            autos: 0,
             mark,
-            start,
-            next,
+            start: start as u32,
+            next: next as u32,
             runs,
         });
         None
+    }
+
+    /// Whether `m` leaves the layer: it sends a card home, uncovers one that
+    /// goes home, or moves a card off a card it does not build on.
+    #[inline]
+    fn is_exit(&self, m: Move) -> bool {
+        if m.is_home() {
+            return true;
+        }
+        if let Loc::Column(a) = m.from() {
+            let col = self.b.column(a as usize);
+            let k = m.cards();
+            if col.len() > k {
+                let (under, moved) = (col[col.len() - k - 1], col[col.len() - k]);
+                let table = self.b.variant().builds_on_table();
+                if (table[(under & 63) as usize] >> (moved & 63)) & 1 == 0 {
+                    return true;
+                }
+            }
+        }
+        self.b.exposes_home(m, false)
+    }
+
+    /// Plays exit `m` with its automatic moves and writes the result out for
+    /// its layer (or compares it with the target); the board is back as at
+    /// `mark` after. `Err` ends the search: a win, the target, or a limit.
+    fn exit(&mut self, m: Move, mark: DirtyMark, mode: Mode) -> Result<(), Step> {
+        self.b.apply(m);
+        let n = self.b.autoplay_after(&mut self.log, m, false);
+        let mut step = Ok(());
+        if self.b.is_won() {
+            step = Err(Step::Won(self.path(m)));
+        } else {
+            let fp = self.b.fingerprint();
+            match mode {
+                Mode::Explore { origin } => {
+                    let layer = potential(&self.b);
+                    self.store.push(&self.codec, layer, fp, &self.b, origin);
+                    if let Err(l) = self.fit(0) {
+                        step = Err(Step::Limit(l));
+                    }
+                }
+                Mode::Find { target } => {
+                    if fp == target {
+                        step = Err(Step::Found(self.path(m)));
+                    }
+                }
+            }
+        }
+        self.b.undo_autoplay(&mut self.log, n);
+        self.b.undo(m);
+        self.b.restore_dirty(mark);
+        step
     }
 
     /// The whole path of a win found from a root whose origin chain leads
     /// back to the start (module docs, "Solutions").
     fn trace_back(&mut self, tail: Vec<Move>) -> ProofOutcome {
         let mut segments = vec![tail];
-        let mut target = self.root_fp;
-        let mut origin = self.root_origin;
+        let mut target = self.start_fp;
+        let mut origin = self.start_origin;
         while origin != NO_ORIGIN {
             let rec = match self.store.root(origin.layer as u32, origin.root) {
                 Ok(Some(r)) => r,
@@ -546,14 +670,17 @@ impl<'a> Prover<'a> {
             };
             let (b, next) = self.codec.decode(&rec);
             self.table.clear();
-            match self.search(b, Mode::Find { target }) {
+            let (next, _) = next.split_deferred();
+            match self.search(b, Mode::Find { target }, false) {
                 Step::Found(path) => segments.push(path),
                 // A win met on the way makes the rest of the path moot.
                 Step::Won(path) => segments = vec![path],
                 Step::Limit(l) => return ProofOutcome::Limit(l),
-                Step::Done => unreachable!("a root's search meets the positions it wrote out"),
+                Step::Done | Step::Overflow => {
+                    unreachable!("a root's search meets the positions it wrote out")
+                }
             }
-            target = self.root_fp;
+            target = self.start_fp;
             origin = next;
         }
         segments.reverse();

@@ -33,6 +33,35 @@ pub const NO_ORIGIN: Origin = Origin {
     root: u32::MAX,
 };
 
+/// The flag, in a record's origin layer, of a position a search left for
+/// later in its own layer (stored in the visited set already). Layers are
+/// below 128 (`super::potential` is at most 52 + 64).
+const DEFERRED: u8 = 0x80;
+
+impl Origin {
+    /// This origin, marked as that of a deferred position.
+    pub fn deferred(self) -> Origin {
+        Origin {
+            layer: self.layer | DEFERRED,
+            ..self
+        }
+    }
+
+    /// The origin without its mark, and whether it had it.
+    pub fn split_deferred(self) -> (Origin, bool) {
+        if self == NO_ORIGIN {
+            return (self, false);
+        }
+        (
+            Origin {
+                layer: self.layer & !DEFERRED,
+                ..self
+            },
+            self.layer & DEFERRED != 0,
+        )
+    }
+}
+
 /// Per variant: for each card code, the cards that build on it (at most 4),
 /// and how many bits pick one of them.
 pub struct Codec {
@@ -220,7 +249,7 @@ struct SpillFile {
 }
 
 #[cfg(target_os = "linux")]
-fn unlinked_file(dir: &Path) -> io::Result<File> {
+pub(super) fn unlinked_file(dir: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     // O_TMPFILE (__O_TMPFILE | O_DIRECTORY): a file with no name, gone
     // when closed. The value is the same on every Linux architecture Rust
@@ -240,7 +269,7 @@ fn unlinked_file(dir: &Path) -> io::Result<File> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn unlinked_file(dir: &Path) -> io::Result<File> {
+pub(super) fn unlinked_file(dir: &Path) -> io::Result<File> {
     create_unlinked(dir)
 }
 
@@ -270,19 +299,30 @@ fn create_unlinked(dir: &Path) -> io::Result<File> {
 /// Records in memory and, past a point, in a file: appended, then read
 /// back in order (file first).
 #[derive(Default)]
-struct Log {
+pub(super) struct Log {
     buf: Vec<u8>,
     file: Option<SpillFile>,
     count: u64,
 }
 
 impl Log {
-    fn disk(&self) -> u64 {
+    pub(super) fn disk(&self) -> u64 {
         self.file.as_ref().map_or(0, |f| f.len)
     }
 
+    pub(super) fn ram(&self) -> u64 {
+        self.buf.capacity() as u64
+    }
+
+    /// Appends a record (without its length byte).
+    pub(super) fn append(&mut self, rec: &[u8]) {
+        self.buf.push(rec.len() as u8);
+        self.buf.extend_from_slice(rec);
+        self.count += 1;
+    }
+
     /// Moves the records in memory to the file.
-    fn spill(&mut self, dir: &Path) -> io::Result<u64> {
+    pub(super) fn spill(&mut self, dir: &Path) -> io::Result<u64> {
         if self.buf.is_empty() {
             return Ok(0);
         }
@@ -302,7 +342,7 @@ impl Log {
     }
 
     /// Calls `each` on every record (without its length byte), in order.
-    fn for_each(&mut self, mut each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
+    pub(super) fn for_each(&mut self, mut each: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
         if let Some(sf) = self.file.as_mut() {
             sf.f.seek(SeekFrom::Start(0))?;
             let mut r = BufReader::with_capacity(1 << 20, (&mut sf.f).take(sf.len));
@@ -334,7 +374,7 @@ impl Log {
 }
 
 /// One layer's waiting positions, taken out of the store.
-pub struct Batch(Log);
+pub struct Batch(pub(super) Log);
 
 impl Batch {
     /// Bytes it holds in memory.
@@ -384,6 +424,7 @@ pub struct Store {
     disk: u64,
     pub peak_disk: u64,
     max_disk: u64,
+    dedupe_max: usize,
     dir: Option<PathBuf>,
     /// Records added and dropped as duplicates.
     pub added: u64,
@@ -393,7 +434,8 @@ pub struct Store {
 impl Store {
     /// A store that may spill up to `max_disk` bytes into `dir` (no spilling
     /// without a directory or with a budget of 0).
-    pub fn new(dir: Option<PathBuf>, max_disk: u64) -> Store {
+    /// The dedupe cache takes at most 1/64 of `max_bytes`.
+    pub fn new(dir: Option<PathBuf>, max_disk: u64, max_bytes: u64) -> Store {
         Store {
             pending: BTreeMap::new(),
             roots: BTreeMap::new(),
@@ -402,6 +444,9 @@ impl Store {
             disk: 0,
             peak_disk: 0,
             max_disk,
+            dedupe_max: ((max_bytes / 64 / 16) as usize)
+                .next_power_of_two()
+                .clamp(DEDUPE_MIN, DEDUPE_MAX),
             dir,
             added: 0,
             dropped: 0,
@@ -413,6 +458,11 @@ impl Store {
         self.ram
     }
 
+    /// Bytes in spill files now.
+    pub fn disk(&self) -> u64 {
+        self.disk
+    }
+
     pub fn can_spill(&self) -> bool {
         self.dir.is_some() && self.max_disk > 0
     }
@@ -420,7 +470,7 @@ impl Store {
     /// Adds a position for layer `layer`, unless a recent record was the
     /// same position (`fp`).
     pub fn push(&mut self, codec: &Codec, layer: u32, fp: u128, b: &Board, origin: Origin) {
-        if self.added as usize >= 4 * self.recent.len() && self.recent.len() < DEDUPE_MAX {
+        if self.added as usize >= 4 * self.recent.len() && self.recent.len() < self.dedupe_max {
             let n = self.recent.len() * 4;
             self.ram += (n - self.recent.len()) as u64 * 16;
             self.recent = vec![0; n];
@@ -432,6 +482,16 @@ impl Store {
         }
         self.recent[slot] = fp;
         self.added += 1;
+        let log = self.pending.entry(layer).or_default();
+        let before = log.buf.capacity();
+        codec.encode(b, origin, &mut log.buf);
+        log.count += 1;
+        self.ram += (log.buf.capacity() - before) as u64;
+    }
+
+    /// Adds a position its own layer's search left for later (never
+    /// dropped as a repeat: it is in the visited set, so it is unique).
+    pub fn push_deferred(&mut self, codec: &Codec, layer: u32, b: &Board, origin: Origin) {
         let log = self.pending.entry(layer).or_default();
         let before = log.buf.capacity();
         codec.encode(b, origin, &mut log.buf);
@@ -477,6 +537,15 @@ impl Store {
             self.peak_disk = self.peak_disk.max(self.disk);
         }
         Ok(())
+    }
+
+    /// Forgets layer `layer`'s waiting positions (the positions a search
+    /// left for later, when the layer is searched again another way).
+    pub fn discard(&mut self, layer: u32) {
+        if let Some(log) = self.pending.remove(&layer) {
+            self.ram -= log.buf.capacity() as u64;
+            self.disk -= log.disk();
+        }
     }
 
     /// Takes layer `layer`'s waiting positions out, to read with
@@ -563,7 +632,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let v = Variant::default();
         let codec = Codec::new(v);
-        let mut store = Store::new(Some(dir.clone()), 1 << 30);
+        let mut store = Store::new(Some(dir.clone()), 1 << 30, 1 << 30);
         let boards: Vec<Board> = (1..=300).map(|n| Board::deal(n, v).unwrap()).collect();
         for (i, b) in boards.iter().enumerate() {
             store.push(&codec, 3, b.fingerprint(), b, Origin { layer: 1, root: i as u32 });

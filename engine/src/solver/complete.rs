@@ -88,7 +88,7 @@ impl Search {
             cap: u64::MAX,
             start: board.clone(),
             b: board.clone(),
-            limits: *limits,
+            limits: limits.clone(),
             visited: Visited::default(),
             frames: Vec::new(),
             children: Vec::new(),
@@ -189,7 +189,7 @@ impl Search {
                 let squeezed = match k {
                     LimitKind::Bytes => room.bytes < self.limits.max_bytes,
                     LimitKind::Positions => room.positions < self.limits.max_positions,
-                    LimitKind::Time => false,
+                    LimitKind::Time | LimitKind::Disk => false,
                 };
                 if squeezed {
                     // Not this search's own limit: retry this child later.
