@@ -16,8 +16,13 @@ fn columns(b: &Board) -> Vec<Vec<u8>> {
 fn rebuild(b: &Board, cols: &[Vec<u8>]) -> Board {
     let lens: Vec<u8> = cols.iter().map(|c| c.len() as u8).collect();
     let cards: Vec<u8> = cols.iter().flatten().copied().collect();
-    let cells: Vec<u8> = (0..b.ncells()).map(|i| b.cell(i).map_or(NONE, |c| c.0)).collect();
-    Board::unpack(&Packed::from_parts(&lens, b.foundations(), &cells, &cards), b.variant())
+    let cells: Vec<u8> = (0..b.ncells())
+        .map(|i| b.cell(i).map_or(NONE, |c| c.0))
+        .collect();
+    Board::unpack(
+        &Packed::from_parts(&lens, b.foundations(), &cells, &cards),
+        b.variant(),
+    )
 }
 
 /// (column, position) of each card in the tableau.
@@ -33,7 +38,9 @@ fn locate(cols: &[Vec<u8>]) -> [(u8, u8); 52] {
 
 /// Start of each column's natural top run.
 fn run_starts(b: &Board) -> Vec<usize> {
-    (0..b.ncols()).map(|i| b.column_len(i) - b.run_len(i)).collect()
+    (0..b.ncols())
+        .map(|i| b.column_len(i) - b.run_len(i))
+        .collect()
 }
 
 /// Twin pairs (rank, lower card, higher card) with both in the tableau
@@ -102,7 +109,10 @@ fn swap_uppers(cols: &mut [Vec<u8>], t: u8, u: u8) {
 fn child(cols: &[Vec<u8>], c: u8) -> u8 {
     let loc = locate(cols);
     let (ci, p) = loc[c as usize];
-    cols[ci as usize].get(p as usize + 1).copied().unwrap_or(NONE)
+    cols[ci as usize]
+        .get(p as usize + 1)
+        .copied()
+        .unwrap_or(NONE)
 }
 
 fn canonical(b: &Board) -> Board {

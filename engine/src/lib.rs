@@ -10,6 +10,9 @@ pub mod prover;
 pub mod solver;
 pub mod variant;
 
+#[cfg(test)]
+mod testutil;
+
 #[cfg(feature = "python")]
 mod py;
 

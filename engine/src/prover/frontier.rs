@@ -120,7 +120,10 @@ impl Sorter {
             fp: u128,
             rec: Vec<u8>,
         }
-        fn next(r: &mut BufReader<std::io::Take<File>>, rec: &mut Vec<u8>) -> io::Result<Option<u128>> {
+        fn next(
+            r: &mut BufReader<std::io::Take<File>>,
+            rec: &mut Vec<u8>,
+        ) -> io::Result<Option<u128>> {
             let mut head = [0u8; 17];
             match r.read_exact(&mut head) {
                 Ok(()) => {}
@@ -158,21 +161,110 @@ impl Sorter {
     }
 }
 
-/// Sorted fingerprint lists, asked in increasing order.
-struct Window<'a> {
-    lists: Vec<(&'a [u128], usize)>,
+/// A level's fingerprints, added in increasing order: in memory, and once
+/// they pass `cap` bytes, the earlier ones in a file.
+#[derive(Default)]
+struct Level {
+    ram: Vec<u128>,
+    file: Option<(File, u64)>,
+    len: u64,
 }
 
-impl<'a> Window<'a> {
-    fn contains(&mut self, fp: u128) -> bool {
-        let mut hit = false;
-        for (l, i) in &mut self.lists {
-            while *i < l.len() && l[*i] < fp {
-                *i += 1;
+impl Level {
+    fn push(&mut self, fp: u128, cap: usize, dir: Option<&Path>) -> io::Result<()> {
+        self.ram.push(fp);
+        self.len += 1;
+        if self.ram.len() * 16 > cap {
+            if let Some(dir) = dir {
+                if self.file.is_none() {
+                    self.file = Some((unlinked_file(dir)?, 0));
+                }
+                let (f, n) = self.file.as_mut().unwrap();
+                let mut w = BufWriter::with_capacity(1 << 16, &mut *f);
+                w.seek(SeekFrom::End(0))?;
+                for x in &self.ram {
+                    w.write_all(&x.to_le_bytes())?;
+                }
+                w.flush()?;
+                *n += self.ram.len() as u64;
+                self.ram.clear();
             }
-            hit |= *i < l.len() && l[*i] == fp;
         }
-        hit
+        Ok(())
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        self.ram.capacity() as u64 * 16
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.file.as_ref().map_or(0, |(_, n)| n * 16)
+    }
+
+    fn reader(&mut self) -> io::Result<LevelReader<'_>> {
+        let file = match self.file.as_mut() {
+            Some((f, n)) => {
+                f.seek(SeekFrom::Start(0))?;
+                Some(BufReader::with_capacity(
+                    1 << 16,
+                    Read::take(&mut *f, *n * 16),
+                ))
+            }
+            None => None,
+        };
+        let mut r = LevelReader {
+            file,
+            ram: &self.ram,
+            i: 0,
+            cur: None,
+        };
+        r.advance()?;
+        Ok(r)
+    }
+}
+
+/// A level read in order.
+struct LevelReader<'a> {
+    file: Option<BufReader<std::io::Take<&'a mut File>>>,
+    ram: &'a [u128],
+    i: usize,
+    cur: Option<u128>,
+}
+
+impl LevelReader<'_> {
+    fn advance(&mut self) -> io::Result<()> {
+        if let Some(r) = self.file.as_mut() {
+            let mut b = [0u8; 16];
+            match r.read_exact(&mut b) {
+                Ok(()) => {
+                    self.cur = Some(u128::from_le_bytes(b));
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => self.file = None,
+                Err(e) => return Err(e),
+            }
+        }
+        self.cur = self.ram.get(self.i).copied();
+        self.i += 1;
+        Ok(())
+    }
+}
+
+/// The last levels, asked about fingerprints in increasing order.
+struct Window<'a> {
+    readers: Vec<LevelReader<'a>>,
+}
+
+impl Window<'_> {
+    fn contains(&mut self, fp: u128) -> io::Result<bool> {
+        let mut hit = false;
+        for r in &mut self.readers {
+            while r.cur.is_some_and(|c| c < fp) {
+                r.advance()?;
+            }
+            hit |= r.cur == Some(fp);
+        }
+        Ok(hit)
     }
 }
 
@@ -184,8 +276,10 @@ impl Prover<'_> {
     pub(super) fn frontier_search(&mut self, layer: u32, batch: &mut Log) -> Step {
         self.frames.clear();
         self.children.clear();
+        self.incoming = None;
         let dir = self.store_dir();
-        let chunk = (self.limits.max_bytes / 4).max(1 << 20) as usize;
+        // A sorted chunk, doubling as it grows, stays within a quarter.
+        let chunk = (self.limits.max_bytes / 8).max(1 << 14) as usize;
         // Level 0: the entry positions, each kept as a root so a win can be
         // traced back.
         let mut sorter = Sorter::new(chunk);
@@ -217,22 +311,30 @@ impl Prover<'_> {
         if io.is_err() {
             return Step::Limit(super::ProofLimit::Disk);
         }
-        let mut levels: Vec<Vec<u128>> = Vec::new();
+        let mut levels: Vec<Level> = Vec::new();
+        let level_cap = (self.limits.max_bytes / 16) as usize;
+        let mut layer_len = 0u64;
         loop {
             // The next level: the candidates less the last levels.
             let mut frontier = Log::default();
-            let mut fps = Vec::new();
+            let mut fps = Level::default();
             {
-                let mut w = Window {
-                    lists: levels.iter().map(|l| (l.as_slice(), 0)).collect(),
+                let readers: io::Result<Vec<LevelReader>> =
+                    levels.iter_mut().map(|l| l.reader()).collect();
+                let Ok(readers) = readers else {
+                    return Step::Limit(super::ProofLimit::Disk);
                 };
-                let r = sorter.finish(dir.as_deref(), |fp, rec| {
-                    if !w.contains(fp) {
-                        fps.push(fp);
+                let mut w = Window { readers };
+                let mut failed = false;
+                let r = sorter.finish(dir.as_deref(), |fp, rec| match w.contains(fp) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        failed |= fps.push(fp, level_cap, dir.as_deref()).is_err();
                         frontier.append(rec);
                     }
+                    Err(_) => failed = true,
                 });
-                if r.is_err() {
+                if r.is_err() || failed {
                     return Step::Limit(super::ProofLimit::Disk);
                 }
             }
@@ -253,11 +355,12 @@ impl Prover<'_> {
                 }
                 self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
             }
-            if fps.is_empty() {
+            if fps.len == 0 {
                 return Step::Done;
             }
-            self.stats.stored += fps.len() as u64;
-            self.stats.max_layer = self.stats.max_layer.max(fps.len() as u64);
+            self.stats.stored += fps.len;
+            layer_len += fps.len;
+            self.stats.max_layer = self.stats.max_layer.max(layer_len);
             if self.stats.stored > self.limits.max_positions {
                 return Step::Limit(super::ProofLimit::Positions);
             }
@@ -265,7 +368,13 @@ impl Prover<'_> {
             if levels.len() > REVERSE + 1 {
                 levels.remove(0);
             }
-            self.bfs_ram = levels.iter().map(|l| l.capacity() as u64 * 16).sum::<u64>() + frontier.ram();
+            self.bfs_ram = levels.iter().map(Level::ram_bytes).sum::<u64>() + frontier.ram();
+            self.bfs_frontier_disk += levels.iter().map(Level::disk_bytes).sum::<u64>();
+            self.bfs_disk = self.bfs_frontier_disk;
+            if self.store.disk() + self.bfs_disk > self.limits.max_disk && self.bfs_disk > 0 {
+                return Step::Limit(super::ProofLimit::Disk);
+            }
+            self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
             if let Err(s) = self.fit_stop(0) {
                 return s;
             }
@@ -298,7 +407,9 @@ impl Prover<'_> {
         let Some(dir) = dir else {
             return Err(Step::Limit(super::ProofLimit::Bytes));
         };
-        sorter.flush(dir).map_err(|_| Step::Limit(super::ProofLimit::Disk))?;
+        sorter
+            .flush(dir)
+            .map_err(|_| Step::Limit(super::ProofLimit::Disk))?;
         self.bfs_disk = self.bfs_frontier_disk + sorter.disk;
         if self.store.disk() + self.bfs_disk > self.limits.max_disk {
             return Err(Step::Limit(super::ProofLimit::Disk));
@@ -309,7 +420,13 @@ impl Prover<'_> {
 
     /// Expands one position of a level: exits to the store, moves within
     /// the layer to the sorter.
-    fn expand_level(&mut self, b: Board, origin: Origin, sorter: &mut Sorter, dir: Option<&Path>) -> Result<(), Step> {
+    fn expand_level(
+        &mut self,
+        b: Board,
+        origin: Origin,
+        sorter: &mut Sorter,
+        dir: Option<&Path>,
+    ) -> Result<(), Step> {
         self.stats.expanded += 1;
         self.b = b;
         self.b.settle();

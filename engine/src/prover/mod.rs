@@ -121,6 +121,8 @@ pub struct ProofStats {
     pub max_depth: u64,
     /// Layers searched breadth-first, too large for memory.
     pub frontier_layers: u32,
+    /// Positions a search left for later, too deep (`MAX_DEPTH`).
+    pub deferred: u64,
     pub elapsed: Duration,
 }
 
@@ -132,7 +134,16 @@ pub struct Proof {
 
 /// Decides `board`: unsolvable, solved (with the moves), or a limit.
 pub fn prove(board: &Board, limits: &ProofLimits) -> Proof {
+    prove_with(board, limits, MAX_DEPTH, limits.max_bytes / 2)
+}
+
+/// `prove` with the depth at which searches leave positions for later, and
+/// the memory a layer's visited set may take before the layer is searched
+/// breadth-first (tests make both small).
+fn prove_with(board: &Board, limits: &ProofLimits, max_depth: usize, table_share: u64) -> Proof {
     let mut p = Prover::new(board, limits);
+    p.max_depth = max_depth;
+    p.table_share = table_share;
     let outcome = p.run(board);
     p.stats.elapsed = p.t0.elapsed();
     p.stats.peak_disk = p.store.peak_disk;
@@ -170,8 +181,16 @@ pub fn potential(b: &Board) -> u32 {
 fn undoes(prev: Move, m: Move) -> bool {
     match (prev, m) {
         (
-            Move::Shift { from: pf, to: pt, count: pc },
-            Move::Shift { from: mf, to: mt, count: mc },
+            Move::Shift {
+                from: pf,
+                to: pt,
+                count: pc,
+            },
+            Move::Shift {
+                from: mf,
+                to: mt,
+                count: mc,
+            },
         ) => {
             mf == pt
                 && mc == pc
@@ -238,6 +257,8 @@ impl From<ProofLimit> for Stop {
 
 struct Prover<'a> {
     limits: &'a ProofLimits,
+    /// The position proved.
+    start: Board,
     codec: Codec,
     table: FpTable,
     store: Store,
@@ -245,6 +266,9 @@ struct Prover<'a> {
     frames: Vec<Frame>,
     children: Vec<Move>,
     moves: Vec<Move>,
+    /// The move into the position being expanded, until its frame is on
+    /// the stack.
+    incoming: Option<Move>,
     /// The current expansion's moves within the layer, with the
     /// fingerprints of their results.
     within: Vec<(Move, u128)>,
@@ -261,6 +285,8 @@ struct Prover<'a> {
     /// searched again breadth-first, and that share.
     frontier: bool,
     table_share: u64,
+    /// `MAX_DEPTH` (smaller in tests).
+    max_depth: usize,
     /// The position the current search started from (its root, or a level
     /// position of a breadth-first search), the origin of the record it was
     /// read from, and its fingerprint: where a win is traced back from.
@@ -279,6 +305,7 @@ impl<'a> Prover<'a> {
         };
         Prover {
             limits,
+            start: board.clone(),
             codec: Codec::new(board.variant()),
             table: FpTable::new(),
             store: Store::new(dir, limits.max_disk, limits.max_bytes),
@@ -287,14 +314,18 @@ impl<'a> Prover<'a> {
             children: Vec::new(),
             moves: Vec::new(),
             within: Vec::new(),
+            incoming: None,
             log: Vec::new(),
             batch_bytes: 0,
             bfs_ram: 0,
             bfs_ram_sorter: 0,
             bfs_disk: 0,
             bfs_frontier_disk: 0,
-            frontier: limits.max_disk > 0 && limits.spill_dir.is_some() && frontier::supported(board),
+            frontier: limits.max_disk > 0
+                && limits.spill_dir.is_some()
+                && frontier::supported(board),
             table_share: limits.max_bytes / 2,
+            max_depth: MAX_DEPTH,
             start_origin: NO_ORIGIN,
             start_fp: 0,
             stats: ProofStats::default(),
@@ -377,15 +408,19 @@ impl<'a> Prover<'a> {
             let Some(mut batch) = self.store.take(layer) else {
                 continue;
             };
+            if batch.ram() > self.limits.max_bytes / 8
+                && self.store.can_spill()
+                && self.store.spill_batch(&mut batch).is_err()
+            {
+                return ProofOutcome::Limit(ProofLimit::Disk);
+            }
             self.batch_bytes = batch.ram();
             let mut result = None;
-            let io = batch.for_each(|rec| {
-                match self.from_record(layer, rec) {
-                    Step::Done => true,
-                    other => {
-                        result = Some(other);
-                        false
-                    }
+            let io = batch.for_each(|rec| match self.search_record(layer, rec) {
+                Step::Done => true,
+                other => {
+                    result = Some(other);
+                    false
                 }
             });
             if io.is_err() {
@@ -396,6 +431,9 @@ impl<'a> Prover<'a> {
                 // positions, breadth first; what the depth-first search
                 // wrote out for later layers stays (the repeats are met
                 // there as stored), what it left for later in this one goes.
+                // Its positions are counted again as the breadth-first
+                // search stores them.
+                self.stats.stored -= self.table.len();
                 self.table.clear();
                 self.frames = Vec::new();
                 self.children = Vec::new();
@@ -414,7 +452,9 @@ impl<'a> Prover<'a> {
                 Some(Step::Limit(l)) => return ProofOutcome::Limit(l),
                 Some(Step::Won(path)) => return self.trace_back(path),
                 Some(Step::Found(_)) => unreachable!("explore mode finds no target"),
-                Some(Step::Overflow) => unreachable!("the breadth-first search keeps no visited set"),
+                Some(Step::Overflow) => {
+                    unreachable!("the breadth-first search keeps no visited set")
+                }
             }
         }
         ProofOutcome::Unsolvable
@@ -422,7 +462,7 @@ impl<'a> Prover<'a> {
 
     /// Searches from one waiting position of `layer` unless it was met
     /// already in this layer.
-    fn from_record(&mut self, layer: u32, rec: &[u8]) -> Step {
+    fn search_record(&mut self, layer: u32, rec: &[u8]) -> Step {
         let (b, root_origin) = self.codec.decode(rec);
         let (root_origin, deferred) = root_origin.split_deferred();
         if !deferred && self.table.contains(b.fingerprint()) {
@@ -490,8 +530,9 @@ impl<'a> Prover<'a> {
             }
             match mode {
                 Mode::Find { target } if fp == target => return Step::Found(self.path(m)),
-                Mode::Explore { origin } if self.frames.len() >= MAX_DEPTH => {
+                Mode::Explore { origin } if self.frames.len() >= self.max_depth => {
                     let layer = origin.layer as u32;
+                    self.stats.deferred += 1;
                     self.store
                         .push_deferred(&self.codec, layer, &self.b, origin.deferred());
                     self.b.undo(m);
@@ -526,7 +567,15 @@ impl<'a> Prover<'a> {
             // The insert, a frame and up to 512 children may be added.
             let stack = ((self.frames.capacity().max(16)) * std::mem::size_of::<Frame>()
                 + 512 * std::mem::size_of::<Move>()) as u64;
-            self.fit(grow + stack)?;
+            match self.fit(grow + stack) {
+                Ok(()) => {}
+                // The stack or the visited set does not fit: the layer
+                // breadth-first, if it may be.
+                Err(ProofLimit::Bytes) if self.frontier && matches!(mode, Mode::Explore { .. }) => {
+                    return Err(Stop::Overflow)
+                }
+                Err(l) => return Err(Stop::Limit(l)),
+            }
             self.frames.reserve(1);
             self.children.reserve(512);
         }
@@ -542,11 +591,13 @@ impl<'a> Prover<'a> {
         Ok(true)
     }
 
-    /// The moves on the stack, from the root, then `last`.
+    /// The moves on the stack, from the root, then the move into the
+    /// position being expanded (not on the stack yet), then `last`.
     fn path(&self, last: Move) -> Vec<Move> {
         self.frames
             .iter()
             .filter_map(|f| f.mv)
+            .chain(self.incoming)
             .chain(std::iter::once(last))
             .collect()
     }
@@ -556,6 +607,7 @@ impl<'a> Prover<'a> {
     /// whose result is not stored yet wait on the stack.
     fn expand(&mut self, mv: Option<Move>, mode: Mode) -> Option<Step> {
         self.stats.expanded += 1;
+        self.incoming = mv;
         let runs = match (mv, self.frames.last()) {
             (Some(_), Some(f)) => self.b.runs_after(f.runs, self.b.changed_columns()),
             _ => self.b.runs(),
@@ -594,6 +646,7 @@ impl<'a> Prover<'a> {
         self.within.clear();
         let next = self.children.len();
         self.stats.max_depth = self.stats.max_depth.max(self.frames.len() as u64 + 1);
+        self.incoming = None;
         self.frames.push(Frame {
             mv,
             mark,
@@ -660,7 +713,18 @@ impl<'a> Prover<'a> {
     /// The whole path of a win found from a root whose origin chain leads
     /// back to the start (module docs, "Solutions").
     fn trace_back(&mut self, tail: Vec<Move>) -> ProofOutcome {
-        let mut segments = vec![tail];
+        // The winning search's start: its stack undone (a breadth-first
+        // search's position is the board itself).
+        if let Some(m) = self.incoming.take() {
+            self.b.undo(m);
+        }
+        while let Some(f) = self.frames.pop() {
+            if let Some(m) = f.mv {
+                self.b.undo(m);
+            }
+        }
+        debug_assert_eq!(self.b.fingerprint(), self.start_fp);
+        let mut segments = vec![(self.b.clone(), tail)];
         let mut target = self.start_fp;
         let mut origin = self.start_origin;
         while origin != NO_ORIGIN {
@@ -671,10 +735,10 @@ impl<'a> Prover<'a> {
             let (b, next) = self.codec.decode(&rec);
             self.table.clear();
             let (next, _) = next.split_deferred();
-            match self.search(b, Mode::Find { target }, false) {
-                Step::Found(path) => segments.push(path),
+            match self.search(b.clone(), Mode::Find { target }, false) {
+                Step::Found(path) => segments.push((b, path)),
                 // A win met on the way makes the rest of the path moot.
-                Step::Won(path) => segments = vec![path],
+                Step::Won(path) => segments = vec![(b, path)],
                 Step::Limit(l) => return ProofOutcome::Limit(l),
                 Step::Done | Step::Overflow => {
                     unreachable!("a root's search meets the positions it wrote out")
@@ -684,6 +748,287 @@ impl<'a> Prover<'a> {
             origin = next;
         }
         segments.reverse();
-        ProofOutcome::Solved(segments.concat())
+        ProofOutcome::Solved(self.replay_segments(&segments))
+    }
+
+    /// The segments' moves as moves of one game from the start. Each
+    /// segment was found from a position read back from a record, which is
+    /// the position the game has reached up to the order of its columns and
+    /// cells (fingerprints ignore both): its moves are renamed to the game's
+    /// own columns and cells.
+    fn replay_segments(&mut self, segments: &[(Board, Vec<Move>)]) -> Vec<Move> {
+        let mut game = self.start.clone();
+        game.autoplay(&mut self.log);
+        self.log.clear();
+        let mut out = Vec::new();
+        for (from, moves) in segments {
+            debug_assert_eq!(from.fingerprint(), game.fingerprint());
+            let (cols, cells) = correspondence(from, &game);
+            for &m in moves {
+                let place = |l: Loc| match l {
+                    Loc::Column(i) => Loc::Column(cols[i as usize]),
+                    Loc::Cell(i) => Loc::Cell(cells[i as usize]),
+                };
+                let m = match m {
+                    Move::Shift { from, to, count } => Move::Shift {
+                        from: place(from),
+                        to: place(to),
+                        count,
+                    },
+                    Move::Home { from, suit } => Move::Home {
+                        from: place(from),
+                        suit,
+                    },
+                };
+                game.apply(m);
+                game.autoplay_after(&mut self.log, m, false);
+                self.log.clear();
+                out.push(m);
+            }
+        }
+        out
+    }
+}
+
+/// For each column and each cell of `a`, the one of `b` (the same position
+/// up to the order of columns and of cells) that holds the same cards.
+fn correspondence(a: &Board, b: &Board) -> (Vec<u8>, Vec<u8>) {
+    let mut used = vec![false; b.ncols()];
+    let cols = (0..a.ncols())
+        .map(|i| {
+            let j = (0..b.ncols())
+                .find(|&j| !used[j] && b.column(j) == a.column(i))
+                .expect("the same columns");
+            used[j] = true;
+            j as u8
+        })
+        .collect();
+    let mut used = vec![false; b.ncells()];
+    let cells = (0..a.ncells())
+        .map(|i| {
+            let j = (0..b.ncells())
+                .find(|&j| !used[j] && b.cell(j) == a.cell(i))
+                .expect("the same cells");
+            used[j] = true;
+            j as u8
+        })
+        .collect();
+    (cols, cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::describe;
+    use crate::testutil::{late_positions, reachable};
+    use crate::variant::{MoveRule, Variant};
+
+    /// A directory of the test's own (tests run side by side).
+    fn spill_dir(test: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fca-prover-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn replays(start: &Board, path: &[Move]) {
+        let sol = describe(start, path, false);
+        let mut b = start.clone();
+        for (i, &m) in sol.moves.iter().enumerate() {
+            b.apply_checked(m)
+                .unwrap_or_else(|e| panic!("move {i}: {e}\n{start}"));
+        }
+        assert!(b.is_won(), "{start}");
+    }
+
+    /// Positions stored before a test gives up on a won position: the
+    /// prover searches every layer below the one it wins in first, which on
+    /// a won position can be far more than a depth-first search needs.
+    const WON_CAP: u64 = 30_000;
+
+    /// Deals whose late positions the tests search: fewer in debug builds,
+    /// whose checks make the reference search and the solves slow.
+    fn deals() -> std::ops::RangeInclusive<u64> {
+        if cfg!(debug_assertions) {
+            1..=8
+        } else {
+            1..=24
+        }
+    }
+
+    /// The prover decides as an exhaustive search over single-card moves
+    /// does, and a proof stores exactly the positions that search reaches
+    /// (after the safe automatic moves): the layers, the moves it leaves out
+    /// and the multi-card moves lose nothing and add nothing.
+    #[test]
+    fn decides_as_the_reference_search_and_stores_what_it_reaches() {
+        let (mut lost, mut won) = (0, 0);
+        for rule in [MoveRule::Product, MoveRule::Doubling] {
+            let v = Variant::default().with_move_rule(rule);
+            for q in late_positions(v, deals()) {
+                let Some((wins, n)) = reachable(&q, true, 20_000) else {
+                    continue;
+                };
+                let p = prove(
+                    &q,
+                    &ProofLimits {
+                        max_positions: if wins { WON_CAP } else { u64::MAX },
+                        ..ProofLimits::default()
+                    },
+                );
+                match p.outcome {
+                    ProofOutcome::Unsolvable => {
+                        assert!(!wins, "{q}");
+                        assert_eq!(p.stats.stored, n as u64, "{rule:?}\n{q}");
+                        lost += 1;
+                    }
+                    ProofOutcome::Solved(path) => {
+                        assert!(wins, "{q}");
+                        replays(&q, &path);
+                        won += 1;
+                    }
+                    ProofOutcome::Limit(ProofLimit::Positions) if wins => {}
+                    ProofOutcome::Limit(l) => panic!("{l:?}\n{q}"),
+                }
+            }
+        }
+        // Debug builds search fewer deals, whose wins are all past the cap.
+        let want = if cfg!(debug_assertions) {
+            (4, 0)
+        } else {
+            (10, 10)
+        };
+        assert!(lost >= want.0 && won >= want.1, "{lost} lost, {won} won");
+    }
+
+    /// With too little memory for its largest layers the prover spills
+    /// what waits to disk and searches those layers breadth-first; with a
+    /// shallow stack it leaves deep positions for later. Either way it
+    /// proves the same and stores the same positions.
+    #[test]
+    fn little_memory_or_a_shallow_stack_gives_the_same_proof() {
+        let dir = spill_dir("little-memory");
+        let (mut spilled, mut frontier) = (false, false);
+        for (deal, cells) in [(6u64, 2u8), (11982, 4)] {
+            let b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
+            let whole = prove(&b, &ProofLimits::default());
+            assert_eq!(whole.outcome, ProofOutcome::Unsolvable, "{deal}");
+            assert_eq!(whole.stats.peak_disk, 0);
+            let small = ProofLimits {
+                max_bytes: 400_000,
+                max_disk: 1 << 30,
+                spill_dir: Some(dir.clone()),
+                ..ProofLimits::default()
+            };
+            // Memory for a fifth of the waiting positions; then also a
+            // visited set of at most 4 KiB (layers past ~300 positions
+            // breadth-first).
+            for share in [small.max_bytes / 2, 4096] {
+                let p = prove_with(&b, &small, MAX_DEPTH, share);
+                assert_eq!(p.outcome, ProofOutcome::Unsolvable, "{deal}");
+                assert_eq!(p.stats.stored, whole.stats.stored, "{deal}");
+                assert!(p.stats.peak_bytes <= small.max_bytes);
+                spilled |= p.stats.peak_disk > 0;
+                frontier |= p.stats.frontier_layers > 0;
+            }
+            let shallow = prove_with(&b, &ProofLimits::default(), 8, 1 << 30);
+            assert_eq!(shallow.outcome, ProofOutcome::Unsolvable);
+            assert_eq!(shallow.stats.stored, whole.stats.stored, "{deal}");
+            assert!(shallow.stats.max_depth <= 9 && shallow.stats.deferred > 0);
+        }
+        assert!(spilled && frontier);
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "spill files have no name"
+        );
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    /// A win found after layers, breadth-first searches and deferred
+    /// positions is traced back to the start, and the moves replay.
+    #[test]
+    fn a_win_is_traced_back_to_the_start() {
+        let dir = spill_dir("trace-back");
+        let v = Variant::default();
+        let mut traced = 0;
+        let (mut frontier, mut deferred) = (false, false);
+        // The latest positions only: few layers below their wins.
+        for q in late_positions(v, 13..=16)
+            .into_iter()
+            .filter(|q| q.cards_home() >= 16)
+        {
+            if !matches!(reachable(&q, true, 20_000), Some((true, _))) {
+                continue;
+            }
+            // Deep positions left for later; every layer past a few hundred
+            // positions breadth-first; both.
+            for (depth, share) in [(4, 1 << 30), (MAX_DEPTH, 4096), (4, 4096)] {
+                let p = prove_with(
+                    &q,
+                    &ProofLimits {
+                        max_positions: WON_CAP,
+                        max_disk: 1 << 30,
+                        spill_dir: Some(dir.clone()),
+                        ..ProofLimits::default()
+                    },
+                    depth,
+                    share,
+                );
+                let path = match p.outcome {
+                    ProofOutcome::Solved(path) => path,
+                    // Too many positions below the winning layer for the
+                    // test's budget.
+                    ProofOutcome::Limit(ProofLimit::Positions) => continue,
+                    other => panic!("{other:?}\n{q}"),
+                };
+                replays(&q, &path);
+                traced += 1;
+                frontier |= p.stats.frontier_layers > 0;
+                deferred |= p.stats.deferred > 0;
+            }
+        }
+        assert!(
+            traced >= 6 && frontier && deferred,
+            "{traced} {frontier} {deferred}"
+        );
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    /// Budgets end a proof as a limit, never as a verdict.
+    #[test]
+    fn budgets_give_limits() {
+        let b = Board::deal(11982, Variant::default()).unwrap();
+        let cases = [
+            (
+                ProofLimits {
+                    max_positions: 1000,
+                    ..ProofLimits::default()
+                },
+                ProofLimit::Positions,
+            ),
+            (
+                ProofLimits {
+                    max_bytes: 50_000,
+                    ..ProofLimits::default()
+                },
+                ProofLimit::Bytes,
+            ),
+            (
+                ProofLimits {
+                    max_bytes: 100_000,
+                    max_disk: 1000,
+                    spill_dir: Some(std::env::temp_dir()),
+                    ..ProofLimits::default()
+                },
+                ProofLimit::Disk,
+            ),
+        ];
+        for (limits, want) in cases {
+            assert_eq!(
+                prove(&b, &limits).outcome,
+                ProofOutcome::Limit(want),
+                "{limits:?}"
+            );
+        }
     }
 }

@@ -83,7 +83,7 @@ impl Codec {
                 m &= m - 1;
                 n += 1;
             }
-            bits[p as usize] = match n {
+            bits[p] = match n {
                 0 | 1 => 0,
                 2 => 1,
                 _ => 2,
@@ -107,7 +107,10 @@ impl Codec {
         for f in b.foundations() {
             w.put(f as u64, 4);
         }
-        let cells: Vec<u8> = (0..b.ncells()).filter_map(|i| b.cell(i)).map(|c| c.0).collect();
+        let cells: Vec<u8> = (0..b.ncells())
+            .filter_map(|i| b.cell(i))
+            .map(|c| c.0)
+            .collect();
         w.put(cells.len() as u64, 4);
         for c in cells {
             w.put(c as u64, 6);
@@ -514,7 +517,11 @@ impl Store {
             .pending
             .iter()
             .map(|(&k, l)| (l.buf.capacity() as u64, true, k))
-            .chain(self.roots.iter().map(|(&k, l)| (l.buf.capacity() as u64, false, k)))
+            .chain(
+                self.roots
+                    .iter()
+                    .map(|(&k, l)| (l.buf.capacity() as u64, false, k)),
+            )
             .filter(|s| s.0 > 0)
             .collect();
         sizes.sort_by(|a, b| b.cmp(a));
@@ -554,6 +561,22 @@ impl Store {
         let log = self.pending.remove(&layer)?;
         self.ram -= log.buf.capacity() as u64;
         Some(Batch(log))
+    }
+
+    /// Moves a taken batch's records to disk (they are read once more,
+    /// in order, while the layer is searched).
+    pub fn spill_batch(&mut self, batch: &mut Batch) -> Result<(), StoreError> {
+        let Some(dir) = self.dir.clone() else {
+            return Err(StoreError::Disk);
+        };
+        let n = batch.0.buf.len() as u64;
+        if self.disk + n > self.max_disk {
+            return Err(StoreError::Disk);
+        }
+        batch.0.spill(&dir)?;
+        self.disk += n;
+        self.peak_disk = self.peak_disk.max(self.disk);
+        Ok(())
     }
 
     /// Gives a batch's disk space back.
@@ -613,7 +636,10 @@ mod tests {
                     }
                     let m = ms[(step * 7 + n as usize) % ms.len()];
                     b.apply_checked(m).unwrap();
-                    let o = Origin { layer: step as u8, root: n as u32 };
+                    let o = Origin {
+                        layer: step as u8,
+                        root: n as u32,
+                    };
                     let mut buf = Vec::new();
                     codec.encode(&b, o, &mut buf);
                     assert_eq!(buf[0] as usize, buf.len() - 1);
@@ -635,13 +661,26 @@ mod tests {
         let mut store = Store::new(Some(dir.clone()), 1 << 30, 1 << 30);
         let boards: Vec<Board> = (1..=300).map(|n| Board::deal(n, v).unwrap()).collect();
         for (i, b) in boards.iter().enumerate() {
-            store.push(&codec, 3, b.fingerprint(), b, Origin { layer: 1, root: i as u32 });
+            store.push(
+                &codec,
+                3,
+                b.fingerprint(),
+                b,
+                Origin {
+                    layer: 1,
+                    root: i as u32,
+                },
+            );
             if i % 100 == 99 {
                 store.spill(0).unwrap();
             }
         }
         assert!(store.peak_disk > 0);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "spill files have no name");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "spill files have no name"
+        );
         let mut got = Vec::new();
         let mut batch = store.take(3).unwrap();
         batch

@@ -61,7 +61,11 @@ impl Segment {
 
     #[inline(always)]
     fn get(&self, i: usize) -> [u32; 3] {
-        [self.words[3 * i], self.words[3 * i + 1], self.words[3 * i + 2]]
+        [
+            self.words[3 * i],
+            self.words[3 * i + 1],
+            self.words[3 * i + 2],
+        ]
     }
 
     #[inline(always)]
@@ -341,7 +345,12 @@ mod tests {
         for i in 0..1_000_000u64 {
             t.insert(fp(i)).unwrap();
             if i >= 100_000 {
-                assert!(t.bytes() <= 16 * t.len(), "{} bytes for {}", t.bytes(), t.len());
+                assert!(
+                    t.bytes() <= 16 * t.len(),
+                    "{} bytes for {}",
+                    t.bytes(),
+                    t.len()
+                );
             }
         }
     }

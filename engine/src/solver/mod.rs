@@ -52,7 +52,9 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
 pub fn solve_with(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveResult {
     let first = portfolio::solve(board, limits, tuning);
     match first.outcome {
-        Outcome::Limit(LimitKind::Bytes | LimitKind::Positions) => prove_after(board, limits, first),
+        Outcome::Limit(LimitKind::Bytes | LimitKind::Positions) => {
+            prove_after(board, limits, first)
+        }
         _ => first,
     }
 }
