@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import numbers
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -219,18 +220,42 @@ def deal(n: int, variant: VariantLike = "freecell", *, cells: int | None = None)
 
 @dataclass(frozen=True)
 class Limits:
-    """Budgets for one search; hitting one gives outcome `limit`."""
+    """Budgets for one search; hitting one gives outcome `limit`.
 
-    max_positions: int = 100_000_000
+    `max_bytes` bounds memory, `max_disk` the spill files of the prover
+    (the exhaustive search a solve falls back to when its memory runs
+    out), `max_seconds` the time, `max_positions` (default: none) the
+    positions stored. `spill_dir` only says where spill files go (default:
+    the system's temporary directory); it never changes a result, so it
+    takes no part in equality or a run's configuration.
+
+    >>> Limits().max_disk == 8 << 30
+    True
+    """
+
+    max_positions: int | None = None
     max_bytes: int = 1 << 30
+    max_disk: int = 8 << 30
     max_seconds: float | None = None
+    spill_dir: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if self.max_positions < 1 or self.max_bytes < 1 or (self.max_seconds is not None and self.max_seconds <= 0):
+        if (
+            (self.max_positions is not None and self.max_positions < 1)
+            or self.max_bytes < 1
+            or self.max_disk < 0
+            or (self.max_seconds is not None and self.max_seconds <= 0)
+        ):
             raise VariantError(f"limits must be positive: {self!r}")
 
-    def as_tuple(self) -> tuple[int, int, float | None]:
-        return (self.max_positions, self.max_bytes, self.max_seconds)
+    def as_tuple(self) -> tuple[int | None, int, int, float | None]:
+        return (self.max_positions, self.max_bytes, self.max_disk, self.max_seconds)
+
+    def _for_engine(self) -> Limits:
+        """These limits with the spill directory resolved."""
+        if self.spill_dir is not None:
+            return self
+        return dataclasses.replace(self, spill_dir=tempfile.gettempdir())
 
 
 @dataclass(frozen=True)
@@ -250,6 +275,7 @@ class SolveResult:
     positions_expanded: int = 0
     positions_stored: int = 0
     peak_bytes: int = 0
+    peak_disk_bytes: int = 0
     elapsed_s: float = 0.0
     error: str | None = None
 
@@ -269,6 +295,7 @@ class SolveResult:
             positions_expanded=r.positions_expanded,
             positions_stored=r.positions_stored,
             peak_bytes=r.peak_bytes,
+            peak_disk_bytes=r.peak_disk_bytes,
             elapsed_s=r.elapsed_s,
             error=r.error,
         )
@@ -276,11 +303,24 @@ class SolveResult:
 
 @dataclass(frozen=True)
 class MinCellsResult:
-    """The fewest cells that win a deal, with the result for each count tried."""
+    """The fewest cells that win a deal, with the result for each count
+    searched (the others are inferred: won with more cells than a count
+    won, unsolvable with fewer than a count proved unsolvable)."""
 
     deal_number: int
     min_cells: int | None
     results: tuple[SolveResult, ...]
+
+    @property
+    def proved_unsolvable(self) -> int | None:
+        """The largest count proved unsolvable, if any."""
+        counts = [r.cells for r in self.results if r.outcome == "unsolvable"]
+        return max(counts) if counts else None
+
+    @property
+    def solution(self) -> SolveResult | None:
+        """The result that won with the fewest cells, if the minimum is known."""
+        return next((r for r in self.results if r.cells == self.min_cells and r.outcome == "solved"), None)
 
 
 def solve(
@@ -296,7 +336,7 @@ def solve(
     >>> solve(11982).outcome
     'unsolvable'
     """
-    lim = limits or Limits()
+    lim = (limits or Limits())._for_engine()
     if isinstance(deal_or_board, Board):
         v = _variant(deal_or_board.variant, cells, move_rule)
         if v != deal_or_board.variant:
@@ -332,7 +372,7 @@ def solve_range(
         return []
     check_deal_number(b - 1)
     v = _variant(variant, cells, move_rule)
-    rows = _engine.solve_range(a, b, v, limits or Limits(), list(fail_deals))
+    rows = _engine.solve_range(a, b, v, (limits or Limits())._for_engine(), list(fail_deals))
     return [SolveResult._from_record(n, v, r) for n, r in rows]
 
 
@@ -344,15 +384,21 @@ def min_cells(
     move_rule: str | None = None,
     limits: Limits | None = None,
 ) -> MinCellsResult:
-    """The smallest number of cells that wins the deal, with the proof for
-    every smaller number (each one solved and found unsolvable).
+    """The smallest number of cells that wins the deal: solved with that
+    many, and proved unsolvable with one fewer, which proves it for every
+    smaller number too (a solution with fewer cells is one with more). Only
+    the counts needed are searched, from 2 for games built in alternate
+    colours (most deals need exactly 2); `results` holds them in the order
+    searched, and the rest follow by inference.
 
     >>> m = min_cells(1)
-    >>> m.min_cells, [r.outcome for r in m.results]
-    (3, ['unsolvable', 'unsolvable', 'unsolvable', 'solved', 'solved'])
+    >>> m.min_cells, [(r.cells, r.outcome) for r in m.results]
+    (3, [(2, 'unsolvable'), (3, 'solved')])
+    >>> m.proved_unsolvable
+    2
     """
     n = check_deal_number(deal_number)
     v = _variant(variant, None, move_rule)
-    best, rows = _engine.min_cells(n, v, max_cells, limits or Limits())
+    best, rows = _engine.min_cells(n, v, max_cells, (limits or Limits())._for_engine())
     results = tuple(SolveResult._from_record(n, dataclasses.replace(v, cells=k), r) for k, r in rows)
     return MinCellsResult(n, best, results)

@@ -6,8 +6,12 @@ pub mod board;
 pub mod card;
 pub mod deal;
 pub mod fpset;
+pub mod prover;
 pub mod solver;
 pub mod variant;
+
+#[cfg(test)]
+mod testutil;
 
 #[cfg(feature = "python")]
 mod py;

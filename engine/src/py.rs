@@ -277,6 +277,8 @@ struct SolveRecord {
     positions_expanded: u64,
     positions_stored: u64,
     peak_bytes: u64,
+    /// Peak bytes of the prover's spill files (0 when it wrote none).
+    peak_disk_bytes: u64,
     elapsed_s: f64,
     error: Option<String>,
 }
@@ -299,6 +301,7 @@ impl From<&SolveResult> for SolveRecord {
             positions_expanded: r.stats.expanded,
             positions_stored: r.stats.stored,
             peak_bytes: r.stats.peak_bytes,
+            peak_disk_bytes: r.stats.peak_disk,
             elapsed_s: r.stats.elapsed.as_secs_f64(),
             error: None,
         }
@@ -318,6 +321,7 @@ impl SolveRecord {
             positions_expanded: 0,
             positions_stored: 0,
             peak_bytes: 0,
+            peak_disk_bytes: 0,
             elapsed_s: 0.0,
             error: Some(msg),
         }
@@ -328,17 +332,21 @@ impl SolveRecord {
 /// as attributes (the `Limits` itself).
 #[derive(FromPyObject)]
 struct LimitsFields {
-    max_positions: u64,
+    max_positions: Option<u64>,
     max_bytes: u64,
+    max_disk: u64,
     max_seconds: Option<f64>,
+    spill_dir: Option<std::path::PathBuf>,
 }
 
 impl From<LimitsFields> for Limits {
     fn from(f: LimitsFields) -> Self {
         Limits {
-            max_positions: f.max_positions,
+            max_positions: f.max_positions.unwrap_or(u64::MAX),
             max_bytes: f.max_bytes,
+            max_disk: f.max_disk,
             max_seconds: f.max_seconds,
+            spill_dir: f.spill_dir,
         }
     }
 }
@@ -423,7 +431,10 @@ fn min_cells(
         }))
     });
     match r {
-        Ok((m, rs)) => Ok((m, rs.iter().map(|(k, r)| (*k, r.into())).collect())),
+        Ok(m) => Ok((
+            m.min,
+            m.searched.iter().map(|(k, r)| (*k, r.into())).collect(),
+        )),
         Err(p) => Err(err(py, "EngineError", panic_text(&p))),
     }
 }

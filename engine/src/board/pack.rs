@@ -16,6 +16,24 @@ const _: () = assert!(PACK_CARDS + 52 <= 80);
 #[derive(Copy, Clone)]
 pub struct Packed(pub [u8; 80]);
 
+impl Packed {
+    /// The packed form of a position given by its parts: each column's
+    /// length (`lens`, one per column of the variant), the foundation
+    /// counts (C D H S), each cell's card code (0xFF when empty, one per
+    /// cell of the variant) and every column's cards in turn, deepest
+    /// first (`cards`). `Board::unpack` makes the board; nothing is checked
+    /// here, so the parts must come from a valid position.
+    pub fn from_parts(lens: &[u8], found: [u8; 4], cells: &[u8], cards: &[u8]) -> Packed {
+        let mut p = [NO_CARD; 80];
+        p[PACK_LENS..PACK_LENS + MAX_COLUMNS].fill(0);
+        p[PACK_LENS..PACK_LENS + lens.len()].copy_from_slice(lens);
+        p[PACK_FOUND..PACK_FOUND + 4].copy_from_slice(&found);
+        p[PACK_CELLS..PACK_CELLS + cells.len()].copy_from_slice(cells);
+        p[PACK_CARDS..PACK_CARDS + cards.len()].copy_from_slice(cards);
+        Packed(p)
+    }
+}
+
 impl Board {
     /// The exact position in 80 bytes: the column lengths, the foundations
     /// and every cell (0xFF when empty) at fixed offsets, then each column's

@@ -613,6 +613,7 @@ pub fn solve_member_alone(
         proof_expanded: 0,
         stored: r.stored(),
         peak_bytes: r.bytes(),
+        peak_disk: 0,
         elapsed: budget.elapsed(),
     };
     match turn {

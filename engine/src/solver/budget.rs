@@ -59,7 +59,7 @@ impl Budget {
     /// Starts the clock.
     pub fn new(limits: &Limits) -> Self {
         Budget {
-            limits: *limits,
+            limits: limits.clone(),
             start: Instant::now(),
             peak: Load::default(),
         }

@@ -36,53 +36,148 @@ pub use solution::{describe, expand_move, shorten};
 pub use tuning::{Blocked, Member, Tuning, TuningError};
 
 use crate::board::Board;
+use crate::prover::{self, ProofLimit, ProofLimits, ProofOutcome};
 use crate::variant::Variant;
 
 /// Solves `board` within `limits` with the shipped settings: the portfolio
 /// first, the complete search (which alone may answer `unsolvable`) joining
-/// it late and deciding alone if it finds nothing.
+/// it late and deciding alone if it finds nothing; and if that search runs
+/// out of memory or positions, the prover (`crate::prover`), which decides
+/// in layers within the same memory plus `limits.max_disk` of disk.
 pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
     solve_with(board, limits, Tuning::shipped())
 }
 
 /// `solve` with the settings of `tuning` (experiments).
 pub fn solve_with(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveResult {
-    portfolio::solve(board, limits, tuning)
+    let first = portfolio::solve(board, limits, tuning);
+    match first.outcome {
+        Outcome::Limit(LimitKind::Bytes | LimitKind::Positions) => {
+            prove_after(board, limits, first)
+        }
+        _ => first,
+    }
+}
+
+/// The prover's verdict on `board`, after `first` (a solve that ran out of
+/// memory or positions), within what is left of the time budget. Its
+/// figures are added to `first`'s.
+fn prove_after(board: &Board, limits: &Limits, first: SolveResult) -> SolveResult {
+    let spent = first.stats.elapsed;
+    let max_seconds = match limits.max_seconds {
+        Some(s) if s <= spent.as_secs_f64() => {
+            return SolveResult {
+                outcome: Outcome::Limit(LimitKind::Time),
+                ..first
+            }
+        }
+        Some(s) => Some(s - spent.as_secs_f64()),
+        None => None,
+    };
+    let proof = prover::prove(
+        board,
+        &ProofLimits {
+            max_positions: limits.max_positions,
+            max_bytes: limits.max_bytes,
+            max_disk: limits.max_disk,
+            max_seconds,
+            spill_dir: limits.spill_dir.clone(),
+        },
+    );
+    let p = proof.stats;
+    let stats = Stats {
+        expanded: first.stats.expanded + p.expanded,
+        proof_expanded: first.stats.proof_expanded + p.expanded,
+        stored: p.stored,
+        peak_bytes: first.stats.peak_bytes.max(p.peak_bytes),
+        peak_disk: p.peak_disk,
+        elapsed: spent + p.elapsed,
+    };
+    let (outcome, solution) = match proof.outcome {
+        ProofOutcome::Unsolvable => (Outcome::Unsolvable, None),
+        ProofOutcome::Solved(path) => {
+            let path = shorten(board, &path, false);
+            (Outcome::Solved, Some(describe(board, &path, false)))
+        }
+        ProofOutcome::Limit(l) => (
+            Outcome::Limit(match l {
+                ProofLimit::Positions => LimitKind::Positions,
+                ProofLimit::Bytes => LimitKind::Bytes,
+                ProofLimit::Disk => LimitKind::Disk,
+                ProofLimit::Time => LimitKind::Time,
+            }),
+            None,
+        ),
+    };
+    SolveResult {
+        outcome,
+        solution,
+        stats,
+    }
+}
+
+/// What `min_cells` found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MinCells {
+    /// The fewest cells that win the deal; `None` when a limit left it
+    /// unknown (or no count up to the most allowed wins).
+    pub min: Option<u8>,
+    /// Every count searched, with its result, in the order searched. A
+    /// count not here is decided by inference: a deal won with `k` cells is
+    /// won with more (the same solution), and one that is unsolvable with
+    /// `k` is unsolvable with fewer.
+    pub searched: Vec<(u8, SolveResult)>,
+}
+
+impl MinCells {
+    /// The largest count proved unsolvable (the minimum less one, when the
+    /// minimum is known and above the variant's least count).
+    pub fn proved_unsolvable(&self) -> Option<u8> {
+        self.searched
+            .iter()
+            .filter(|(_, r)| r.outcome == Outcome::Unsolvable)
+            .map(|(k, _)| *k)
+            .max()
+    }
+}
+
+/// The count `min_cells` starts at: 2 for games built in alternate colours
+/// (where most deals need exactly 2: 19,092 of MS 1..32000 in Pringle's
+/// table, so most deals are settled by solving 2 and proving 1), the
+/// variant's own otherwise. Only the work depends on it, not the answer.
+fn min_cells_start(variant: Variant) -> u8 {
+    match variant.build {
+        crate::variant::Build::Alternate => 2.min(variant.cells),
+        _ => variant.cells,
+    }
 }
 
 /// The smallest number of cells (at most `max_cells`) with which Microsoft
-/// deal `n` is won under `variant`, with the result for every number of
-/// cells tried. Searches down from the variant's own count while deals are
-/// solved, up while they are not; then solves every smaller count too, so
-/// each count below the minimum has its own unsolvability proof. `None` when
-/// a limit stops the answer from being known (or no count wins).
-pub fn min_cells(
-    n: u64,
-    variant: Variant,
-    max_cells: u8,
-    limits: &Limits,
-) -> (Option<u8>, Vec<(u8, SolveResult)>) {
+/// deal `n` is won under `variant`. Solves from a starting count
+/// (`min_cells_start`) down while the deal is won, up while it is not, and
+/// stops at the first change: the minimum is then the least count won, and
+/// the count below it is proved unsolvable (which proves every smaller one:
+/// a solution with fewer cells would be one with more). Every other count
+/// is inferred, not searched.
+pub fn min_cells(n: u64, variant: Variant, max_cells: u8, limits: &Limits) -> MinCells {
     let lo = variant.dealt_to_cells;
-    let mut results: Vec<(u8, SolveResult)> = Vec::new();
-    let run = |k: u8, results: &mut Vec<(u8, SolveResult)>| -> Outcome {
-        if let Some((_, r)) = results.iter().find(|(c, _)| *c == k) {
-            return r.outcome;
-        }
+    let mut searched: Vec<(u8, SolveResult)> = Vec::new();
+    let mut run = |k: u8| -> Outcome {
         let b = Board::deal(n, variant.with_cells(k)).expect("validated deal and variant");
         let r = solve(&b, limits);
         let o = r.outcome;
-        results.push((k, r));
+        searched.push((k, r));
         o
     };
-    let start = variant.cells.clamp(lo, max_cells);
-    let mut min: Option<u8> = None;
-    match run(start, &mut results) {
+    let start = min_cells_start(variant).clamp(lo, max_cells);
+    let mut min = None;
+    match run(start) {
         Outcome::Solved => {
             min = Some(start);
             let mut k = start;
             while k > lo {
                 k -= 1;
-                match run(k, &mut results) {
+                match run(k) {
                     Outcome::Solved => min = Some(k),
                     Outcome::Unsolvable => break,
                     Outcome::Limit(_) => {
@@ -96,7 +191,7 @@ pub fn min_cells(
             let mut k = start;
             while k < max_cells {
                 k += 1;
-                match run(k, &mut results) {
+                match run(k) {
                     Outcome::Solved => {
                         min = Some(k);
                         break;
@@ -108,20 +203,7 @@ pub fn min_cells(
         }
         Outcome::Limit(_) => {}
     }
-    if let Some(m) = min {
-        for k in lo..m {
-            run(k, &mut results);
-        }
-        // Every count below the minimum must be proved unsolvable.
-        if results
-            .iter()
-            .any(|(k, r)| *k < m && r.outcome != Outcome::Unsolvable)
-        {
-            min = None;
-        }
-    }
-    results.sort_by_key(|(k, _)| *k);
-    (min, results)
+    MinCells { min, searched }
 }
 
 #[cfg(test)]

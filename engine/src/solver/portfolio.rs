@@ -234,7 +234,7 @@ impl<'a> Portfolio<'a> {
     /// Starts member `i` (members start lazily, so that tiny budgets are
     /// honoured); false when it does not fit.
     fn start_member(&mut self, i: usize) -> bool {
-        let limits = *self.budget.limits();
+        let limits = self.budget.limits();
         let members: Load = self.members.iter().map(load).sum();
         let complete = self.complete.load();
         if members.stored + complete.stored + 1 > limits.max_positions {
@@ -342,6 +342,7 @@ impl<'a> Portfolio<'a> {
                 proof_expanded: self.complete.expansions(),
                 stored: peak.stored,
                 peak_bytes: peak.bytes,
+                peak_disk: 0,
                 elapsed: self.budget.elapsed(),
             },
         }

@@ -2,30 +2,38 @@
 //! `SolveResult` (outcome, solution, statistics).
 
 use crate::board::{Move, Notation};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Budgets for one search.
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Limits {
-    /// Most positions stored in the visited set.
+    /// Most positions stored by one search.
     pub max_positions: u64,
-    /// Most bytes for the visited set and search stack together.
+    /// Most bytes of memory for a search's visited sets, stacks and queues.
     pub max_bytes: u64,
+    /// Most bytes of spill files the prover may hold at once (`crate::prover`);
+    /// 0: none, the prover keeps everything in memory.
+    pub max_disk: u64,
     /// Wall-clock budget; `None` for none (searches stay deterministic only
     /// without a time limit).
     pub max_seconds: Option<f64>,
+    /// Where the prover's spill files go (they have no name there and
+    /// vanish with the process). Never changes a verdict, only where the
+    /// disk budget is spent; `None`: the system's temporary directory.
+    pub spill_dir: Option<PathBuf>,
 }
 
-/// By default the byte budget binds: 1 GiB holds at most ~30 M positions
-/// in the complete search's visited set, so the position budget (100 M) is
-/// only a second bound (with 20 M, a 3-cell deal that 1 GiB proves ended as
-/// `limit`; docs/solver-log.md).
+/// By default memory and disk bind: the position budget is no bound of its
+/// own (`u64::MAX`).
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_positions: 100_000_000,
+            max_positions: u64::MAX,
             max_bytes: 1 << 30,
+            max_disk: 0,
             max_seconds: None,
+            spill_dir: None,
         }
     }
 }
@@ -35,6 +43,7 @@ impl Default for Limits {
 pub enum LimitKind {
     Positions,
     Bytes,
+    Disk,
     Time,
 }
 
@@ -43,6 +52,7 @@ impl LimitKind {
         match self {
             LimitKind::Positions => "positions",
             LimitKind::Bytes => "bytes",
+            LimitKind::Disk => "disk",
             LimitKind::Time => "time",
         }
     }
@@ -79,6 +89,8 @@ pub struct Stats {
     pub stored: u64,
     /// Peak bytes of the visited set and the search stack.
     pub peak_bytes: u64,
+    /// Peak bytes of the prover's spill files.
+    pub peak_disk: u64,
     pub elapsed: Duration,
 }
 

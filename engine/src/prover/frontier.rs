@@ -1,0 +1,478 @@
+//! A layer too large for its visited set in memory, searched breadth-first
+//! keeping only the last levels (frontier search), with the next level
+//! sorted and deduplicated on disk when it does not fit in memory (delayed
+//! duplicate detection).
+//!
+//! # Why the last three levels are enough
+//! Within a layer every move the search generates can be taken back in at
+//! most `REVERSE` = 2 moves, when empty columns take any card (`supported`):
+//! a card back onto the card it left, to the cell it left, or into the
+//! column it emptied (directly, or through a cell when the generator leaves
+//! out a lone card into an empty column while a cell is free); a run of `k`
+//! cards back where it came from, which the multi-card rule allows exactly
+//! as it allowed the move (the free cells and the empty columns other than
+//! the two are the same). So if a position `v` is a move away from `u`, then
+//! `d(u) <= d(v) + REVERSE` for the breadth-first distance `d` from the
+//! layer's entry positions. A child `v` of a position at level `L` has
+//! `d(v) <= L + 1`, and `d(v) >= L - REVERSE`: it is new unless it is in
+//! levels `L - REVERSE ..= L` (or already among the level being built).
+//! Keeping those levels, every position of the layer is expanded exactly
+//! once. Under other empty-column rules a card that leaves the bottom of a
+//! column may never return, the bound fails, and this search is not used.
+
+use super::seeds::{unlinked_file, Log, Origin};
+use super::{Prover, Step, Stop};
+use crate::board::Board;
+use crate::variant::EmptyRule;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// Moves to take back any move within a layer (module docs).
+const REVERSE: usize = 2;
+
+/// Whether a layer of this board's variant may be searched this way.
+pub(super) fn supported(b: &Board) -> bool {
+    b.variant().empty == EmptyRule::Any
+}
+
+/// Candidates for the next level: (fingerprint, record) pairs, sorted and
+/// deduplicated in memory up to `chunk` bytes at a time, each sorted chunk
+/// written to an unnamed file; `finish` merges them.
+struct Sorter {
+    keys: Vec<(u128, u32)>,
+    arena: Vec<u8>,
+    runs: Vec<(File, u64)>,
+    chunk: usize,
+    /// Bytes written to the runs.
+    disk: u64,
+}
+
+impl Sorter {
+    fn new(chunk: usize) -> Sorter {
+        Sorter {
+            keys: Vec::new(),
+            arena: Vec::new(),
+            runs: Vec::new(),
+            chunk,
+            disk: 0,
+        }
+    }
+
+    fn ram(&self) -> u64 {
+        (self.keys.capacity() * 32 + self.arena.capacity()) as u64
+    }
+
+    fn push(&mut self, fp: u128, rec: &[u8]) {
+        self.keys.push((fp, self.arena.len() as u32));
+        self.arena.push(rec.len() as u8);
+        self.arena.extend_from_slice(rec);
+    }
+
+    fn full(&self) -> bool {
+        self.ram() as usize >= self.chunk || self.arena.len() > (u32::MAX as usize) / 2
+    }
+
+    fn sort_dedup(&mut self) {
+        self.keys.sort_unstable_by_key(|k| k.0);
+        self.keys.dedup_by_key(|k| k.0);
+    }
+
+    /// Writes the sorted chunk to a file.
+    fn flush(&mut self, dir: &Path) -> io::Result<()> {
+        self.sort_dedup();
+        let f = unlinked_file(dir)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        let mut n = 0u64;
+        for &(fp, off) in &self.keys {
+            let off = off as usize;
+            let len = self.arena[off] as usize;
+            w.write_all(&fp.to_le_bytes())?;
+            w.write_all(&self.arena[off..off + 1 + len])?;
+            n += 17 + len as u64;
+        }
+        let mut f = w.into_inner().map_err(|e| e.into_error())?;
+        f.seek(SeekFrom::Start(0))?;
+        self.runs.push((f, n));
+        self.disk += n;
+        self.keys = Vec::new();
+        self.arena = Vec::new();
+        Ok(())
+    }
+
+    /// Every candidate once, in fingerprint order.
+    fn finish(mut self, dir: Option<&Path>, mut each: impl FnMut(u128, &[u8])) -> io::Result<()> {
+        if self.runs.is_empty() {
+            self.sort_dedup();
+            for &(fp, off) in &self.keys {
+                let off = off as usize;
+                let len = self.arena[off] as usize;
+                each(fp, &self.arena[off + 1..off + 1 + len]);
+            }
+            return Ok(());
+        }
+        if !self.keys.is_empty() {
+            self.flush(dir.expect("runs on disk have a directory"))?;
+        }
+        struct Run {
+            r: BufReader<std::io::Take<File>>,
+            fp: u128,
+            rec: Vec<u8>,
+        }
+        fn next(
+            r: &mut BufReader<std::io::Take<File>>,
+            rec: &mut Vec<u8>,
+        ) -> io::Result<Option<u128>> {
+            let mut head = [0u8; 17];
+            match r.read_exact(&mut head) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+                Err(e) => return Err(e),
+            }
+            let fp = u128::from_le_bytes(head[..16].try_into().unwrap());
+            rec.resize(head[16] as usize, 0);
+            r.read_exact(rec)?;
+            Ok(Some(fp))
+        }
+        let mut runs = Vec::new();
+        let mut heap = BinaryHeap::new();
+        for (f, n) in self.runs.drain(..) {
+            let mut r = BufReader::with_capacity(1 << 18, f.take(n));
+            let mut rec = Vec::new();
+            if let Some(fp) = next(&mut r, &mut rec)? {
+                heap.push(std::cmp::Reverse((fp, runs.len())));
+                runs.push(Run { r, fp, rec });
+            }
+        }
+        let mut last = None;
+        while let Some(std::cmp::Reverse((fp, i))) = heap.pop() {
+            if last != Some(fp) {
+                each(fp, &runs[i].rec);
+                last = Some(fp);
+            }
+            let run = &mut runs[i];
+            if let Some(fp) = next(&mut run.r, &mut run.rec)? {
+                run.fp = fp;
+                heap.push(std::cmp::Reverse((fp, i)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A level's fingerprints, added in increasing order: in memory, and once
+/// they pass `cap` bytes, the earlier ones in a file.
+#[derive(Default)]
+struct Level {
+    ram: Vec<u128>,
+    file: Option<(File, u64)>,
+    len: u64,
+}
+
+impl Level {
+    fn push(&mut self, fp: u128, cap: usize, dir: Option<&Path>) -> io::Result<()> {
+        self.ram.push(fp);
+        self.len += 1;
+        if self.ram.len() * 16 > cap {
+            if let Some(dir) = dir {
+                if self.file.is_none() {
+                    self.file = Some((unlinked_file(dir)?, 0));
+                }
+                let (f, n) = self.file.as_mut().unwrap();
+                let mut w = BufWriter::with_capacity(1 << 16, &mut *f);
+                w.seek(SeekFrom::End(0))?;
+                for x in &self.ram {
+                    w.write_all(&x.to_le_bytes())?;
+                }
+                w.flush()?;
+                *n += self.ram.len() as u64;
+                self.ram.clear();
+            }
+        }
+        Ok(())
+    }
+
+    fn ram_bytes(&self) -> u64 {
+        self.ram.capacity() as u64 * 16
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.file.as_ref().map_or(0, |(_, n)| n * 16)
+    }
+
+    fn reader(&mut self) -> io::Result<LevelReader<'_>> {
+        let file = match self.file.as_mut() {
+            Some((f, n)) => {
+                f.seek(SeekFrom::Start(0))?;
+                Some(BufReader::with_capacity(
+                    1 << 16,
+                    Read::take(&mut *f, *n * 16),
+                ))
+            }
+            None => None,
+        };
+        let mut r = LevelReader {
+            file,
+            ram: &self.ram,
+            i: 0,
+            cur: None,
+        };
+        r.advance()?;
+        Ok(r)
+    }
+}
+
+/// A level read in order.
+struct LevelReader<'a> {
+    file: Option<BufReader<std::io::Take<&'a mut File>>>,
+    ram: &'a [u128],
+    i: usize,
+    cur: Option<u128>,
+}
+
+impl LevelReader<'_> {
+    fn advance(&mut self) -> io::Result<()> {
+        if let Some(r) = self.file.as_mut() {
+            let mut b = [0u8; 16];
+            match r.read_exact(&mut b) {
+                Ok(()) => {
+                    self.cur = Some(u128::from_le_bytes(b));
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => self.file = None,
+                Err(e) => return Err(e),
+            }
+        }
+        self.cur = self.ram.get(self.i).copied();
+        self.i += 1;
+        Ok(())
+    }
+}
+
+/// The last levels, asked about fingerprints in increasing order.
+struct Window<'a> {
+    readers: Vec<LevelReader<'a>>,
+}
+
+impl Window<'_> {
+    fn contains(&mut self, fp: u128) -> io::Result<bool> {
+        let mut hit = false;
+        for r in &mut self.readers {
+            while r.cur.is_some_and(|c| c < fp) {
+                r.advance()?;
+            }
+            hit |= r.cur == Some(fp);
+        }
+        Ok(hit)
+    }
+}
+
+impl Prover<'_> {
+    /// Searches layer `layer` from its entry positions (`batch`) breadth
+    /// first (module docs). Exits are written out as in the depth-first
+    /// search; a win is traced back through the entry position it came
+    /// from.
+    pub(super) fn frontier_search(&mut self, layer: u32, batch: &mut Log) -> Step {
+        self.frames.clear();
+        self.children.clear();
+        self.incoming = None;
+        let dir = self.store_dir();
+        // A sorted chunk, doubling as it grows, stays within a quarter.
+        let chunk = (self.limits.max_bytes / 8).max(1 << 14) as usize;
+        // Level 0: the entry positions, each kept as a root so a win can be
+        // traced back.
+        let mut sorter = Sorter::new(chunk);
+        let mut failed = None;
+        let io = batch.for_each(|rec| {
+            let (b, _) = self.codec.decode(rec);
+            let root = self.store.keep_root(layer, rec);
+            let mut out = Vec::new();
+            self.codec.encode(
+                &b,
+                Origin {
+                    layer: layer as u8,
+                    root,
+                },
+                &mut out,
+            );
+            sorter.push(b.fingerprint(), &out[1..]);
+            if sorter.full() {
+                if let Err(e) = self.spill_sorter(&mut sorter, dir.as_deref()) {
+                    failed = Some(e);
+                    return false;
+                }
+            }
+            true
+        });
+        if let Some(s) = failed {
+            return s;
+        }
+        if io.is_err() {
+            return Step::Limit(super::ProofLimit::Disk);
+        }
+        let mut levels: Vec<Level> = Vec::new();
+        let level_cap = (self.limits.max_bytes / 16) as usize;
+        let mut layer_len = 0u64;
+        loop {
+            // The next level: the candidates less the last levels.
+            let mut frontier = Log::default();
+            let mut fps = Level::default();
+            {
+                let readers: io::Result<Vec<LevelReader>> =
+                    levels.iter_mut().map(|l| l.reader()).collect();
+                let Ok(readers) = readers else {
+                    return Step::Limit(super::ProofLimit::Disk);
+                };
+                let mut w = Window { readers };
+                let mut failed = false;
+                let r = sorter.finish(dir.as_deref(), |fp, rec| match w.contains(fp) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        failed |= fps.push(fp, level_cap, dir.as_deref()).is_err();
+                        frontier.append(rec);
+                    }
+                    Err(_) => failed = true,
+                });
+                if r.is_err() || failed {
+                    return Step::Limit(super::ProofLimit::Disk);
+                }
+            }
+            self.bfs_disk = 0;
+            self.bfs_frontier_disk = 0;
+            if frontier.ram() > self.limits.max_bytes / 8 {
+                // The level's positions wait on disk while it is expanded.
+                let Some(d) = dir.as_deref() else {
+                    return Step::Limit(super::ProofLimit::Bytes);
+                };
+                if frontier.spill(d).is_err() {
+                    return Step::Limit(super::ProofLimit::Disk);
+                }
+                self.bfs_frontier_disk = frontier.disk();
+                self.bfs_disk = self.bfs_frontier_disk;
+                if self.store.disk() + self.bfs_disk > self.limits.max_disk {
+                    return Step::Limit(super::ProofLimit::Disk);
+                }
+                self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
+            }
+            if fps.len == 0 {
+                return Step::Done;
+            }
+            self.stats.stored += fps.len;
+            layer_len += fps.len;
+            self.stats.max_layer = self.stats.max_layer.max(layer_len);
+            if self.stats.stored > self.limits.max_positions {
+                return Step::Limit(super::ProofLimit::Positions);
+            }
+            levels.push(fps);
+            if levels.len() > REVERSE + 1 {
+                levels.remove(0);
+            }
+            self.bfs_ram = levels.iter().map(Level::ram_bytes).sum::<u64>() + frontier.ram();
+            self.bfs_frontier_disk += levels.iter().map(Level::disk_bytes).sum::<u64>();
+            self.bfs_disk = self.bfs_frontier_disk;
+            if self.store.disk() + self.bfs_disk > self.limits.max_disk && self.bfs_disk > 0 {
+                return Step::Limit(super::ProofLimit::Disk);
+            }
+            self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
+            if let Err(s) = self.fit_stop(0) {
+                return s;
+            }
+            // Expand the level.
+            sorter = Sorter::new(chunk);
+            let mut step = None;
+            let io = frontier.for_each(|rec| {
+                let (b, origin) = self.codec.decode(rec);
+                match self.expand_level(b, origin, &mut sorter, dir.as_deref()) {
+                    Ok(()) => true,
+                    Err(s) => {
+                        step = Some(s);
+                        false
+                    }
+                }
+            });
+            if let Some(s) = step {
+                return s;
+            }
+            if io.is_err() {
+                return Step::Limit(super::ProofLimit::Disk);
+            }
+            if self.over_time() {
+                return Step::Limit(super::ProofLimit::Time);
+            }
+        }
+    }
+
+    fn spill_sorter(&mut self, sorter: &mut Sorter, dir: Option<&Path>) -> Result<(), Step> {
+        let Some(dir) = dir else {
+            return Err(Step::Limit(super::ProofLimit::Bytes));
+        };
+        sorter
+            .flush(dir)
+            .map_err(|_| Step::Limit(super::ProofLimit::Disk))?;
+        self.bfs_disk = self.bfs_frontier_disk + sorter.disk;
+        if self.store.disk() + self.bfs_disk > self.limits.max_disk {
+            return Err(Step::Limit(super::ProofLimit::Disk));
+        }
+        self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
+        Ok(())
+    }
+
+    /// Expands one position of a level: exits to the store, moves within
+    /// the layer to the sorter.
+    fn expand_level(
+        &mut self,
+        b: Board,
+        origin: Origin,
+        sorter: &mut Sorter,
+        dir: Option<&Path>,
+    ) -> Result<(), Step> {
+        self.stats.expanded += 1;
+        self.b = b;
+        self.b.settle();
+        // A win from here is traced back through this position's record.
+        self.start_fp = self.b.fingerprint();
+        self.start_origin = origin;
+        let mark = self.b.dirty_mark();
+        let mut moves = std::mem::take(&mut self.moves);
+        moves.clear();
+        let runs = self.b.runs();
+        self.b.gen_moves_with_runs(&mut moves, runs);
+        let mut rec = Vec::new();
+        let mut result = Ok(());
+        for &m in &moves {
+            if !self.is_exit(m) {
+                self.b.apply(m);
+                rec.clear();
+                self.codec.encode(&self.b, origin, &mut rec);
+                sorter.push(self.b.fingerprint(), &rec[1..]);
+                self.b.undo(m);
+                self.b.restore_dirty(mark);
+                if sorter.full() {
+                    if let Err(s) = self.spill_sorter(sorter, dir) {
+                        result = Err(s);
+                        break;
+                    }
+                }
+                continue;
+            }
+            self.bfs_ram_sorter = sorter.ram();
+            if let Err(s) = self.exit(m, mark, super::Mode::Explore { origin }) {
+                result = Err(s);
+                break;
+            }
+        }
+        self.moves = moves;
+        self.bfs_ram_sorter = sorter.ram();
+        result
+    }
+}
+
+impl From<Stop> for Step {
+    fn from(s: Stop) -> Step {
+        match s {
+            Stop::Limit(l) => Step::Limit(l),
+            Stop::Overflow => Step::Overflow,
+        }
+    }
+}

@@ -1,0 +1,1034 @@
+//! The prover: an exhaustive search that decides a position in bounded
+//! memory, spilling to disk what waits.
+//!
+//! # Layers
+//! Two quantities only ever move one way:
+//! - `H`, the cards home, never falls (cards never leave the foundations);
+//! - `U`, the cards in the tableau that sit on a card they do not build on
+//!   ("unsorted"), never rises: every move puts a card onto a card it builds
+//!   on, into an empty column, into a cell or home, so no card ever comes to
+//!   sit on a card it does not build on, and one that sat on one and moves
+//!   has left it for good.
+//!
+//! So the potential `H - U` never falls along a path, and it rises with
+//! every move that sends a card home or moves an unsorted card (an
+//! "exit"). The prover searches the positions of one potential (a layer)
+//! at a time, lowest first: a position of a later layer met on the way (an
+//! exit's result) is written to the store of waiting positions
+//! (`seeds::Store`), and once a layer is done none of its positions can be
+//! met again, so its visited set is emptied. Memory holds one layer's
+//! visited set, the search stack, and the waiting positions, which go to
+//! disk when memory runs short. Under the standard rules every move within
+//! a layer can be taken back (a card returns onto the card it left, to the
+//! cell it left, or into the column it emptied), so a layer falls into
+//! groups of positions that reach each other; the search does not rely on
+//! it.
+//!
+//! # Soundness
+//! The moves are the complete search's (`Board::gen_moves_with_runs`: every
+//! single-card move but a card into an empty column while a cell is free,
+//! which a cell reaches instead, plus multi-card moves as shorthand), each
+//! followed by the provably safe automatic moves (`Board::is_safe_home`),
+//! so every position a single-card solution passes through, after its safe
+//! automatic moves, is reached. Every layer is searched to the end before
+//! a later one starts, and a position is skipped only when its fingerprint
+//! is in the layer's visited set (`table`, chance of a false match below
+//! 1e-12). When no layer is left and no won position was met, the position
+//! is proved unsolvable.
+//!
+//! # Solutions
+//! Each waiting position carries the layer and index of the root (a
+//! position a layer's search started from) whose search reached it, and the
+//! roots are kept. When a search wins, its stack is the path from its root;
+//! that root's own origin root is searched again alone until the exit that
+//! made it is met, giving the path before it, and so on back to the start.
+//! Each step costs at most a layer's search.
+
+mod frontier;
+pub mod seeds;
+pub mod table;
+
+use crate::board::{Board, DirtyMark, Loc, Move};
+use seeds::{Codec, Origin, Store, StoreError, NO_ORIGIN};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use table::FpTable;
+
+/// Budgets of one proof.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProofLimits {
+    /// Most positions stored, over all layers.
+    pub max_positions: u64,
+    /// Most bytes of memory: visited set, stack and waiting positions.
+    pub max_bytes: u64,
+    /// Most bytes of spill files at once; 0 for none.
+    pub max_disk: u64,
+    /// Wall-clock budget.
+    pub max_seconds: Option<f64>,
+    /// Directory for spill files (they have no name there; see `seeds`).
+    pub spill_dir: Option<PathBuf>,
+}
+
+impl Default for ProofLimits {
+    fn default() -> Self {
+        ProofLimits {
+            max_positions: u64::MAX,
+            max_bytes: 1 << 30,
+            max_disk: 0,
+            max_seconds: None,
+            spill_dir: None,
+        }
+    }
+}
+
+/// The budget that ran out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ProofLimit {
+    Positions,
+    Bytes,
+    Disk,
+    Time,
+}
+
+/// How a proof ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProofOutcome {
+    Unsolvable,
+    /// Won: the moves from the start, each followed by the safe automatic
+    /// moves (as `solver::describe` takes them).
+    Solved(Vec<Move>),
+    Limit(ProofLimit),
+}
+
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct ProofStats {
+    pub expanded: u64,
+    pub stored: u64,
+    /// Peak bytes of memory counted against `max_bytes`.
+    pub peak_bytes: u64,
+    /// Peak bytes of spill files.
+    pub peak_disk: u64,
+    /// Layers searched, and the most positions one held.
+    pub layers: u32,
+    pub max_layer: u64,
+    /// Positions written for later layers, and those dropped at once as
+    /// repeats of a recent one.
+    pub seeds: u64,
+    pub seeds_dropped: u64,
+    /// Searches started (roots).
+    pub roots: u64,
+    /// The deepest search stack (positions on it).
+    pub max_depth: u64,
+    /// Layers searched breadth-first, too large for memory.
+    pub frontier_layers: u32,
+    /// Positions a search left for later, too deep (`MAX_DEPTH`).
+    pub deferred: u64,
+    pub elapsed: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proof {
+    pub outcome: ProofOutcome,
+    pub stats: ProofStats,
+}
+
+/// Decides `board`: unsolvable, solved (with the moves), or a limit.
+pub fn prove(board: &Board, limits: &ProofLimits) -> Proof {
+    prove_with(board, limits, MAX_DEPTH, limits.max_bytes / 2)
+}
+
+/// `prove` with the depth at which searches leave positions for later, and
+/// the memory a layer's visited set may take before the layer is searched
+/// breadth-first (tests make both small).
+fn prove_with(board: &Board, limits: &ProofLimits, max_depth: usize, table_share: u64) -> Proof {
+    let mut p = Prover::new(board, limits);
+    p.max_depth = max_depth;
+    p.table_share = table_share;
+    let outcome = p.run(board);
+    p.stats.elapsed = p.t0.elapsed();
+    p.stats.peak_disk = p.store.peak_disk;
+    p.stats.seeds = p.store.added;
+    p.stats.seeds_dropped = p.store.dropped;
+    Proof {
+        outcome,
+        stats: p.stats,
+    }
+}
+
+/// Cards in the tableau on a card they do not build on.
+pub fn unsorted(b: &Board) -> u32 {
+    let t = b.variant().builds_on_table();
+    let mut u = 0;
+    for i in 0..b.ncols() {
+        let c = b.column(i);
+        for j in 1..c.len() {
+            u += ((t[(c[j - 1] & 63) as usize] >> (c[j] & 63)) & 1 == 0) as u32;
+        }
+    }
+    u
+}
+
+/// The layer of a position: cards home minus unsorted cards, plus 64 so that
+/// it is never negative. Never falls along a move (module docs).
+pub fn potential(b: &Board) -> u32 {
+    b.cards_home() + 64 - unsorted(b)
+}
+
+/// Whether `m` only takes back `prev` (no automatic move between): the same
+/// cards return where they came from (any free cell, if from one), which
+/// reaches the position before `prev`, stored already.
+#[inline]
+fn undoes(prev: Move, m: Move) -> bool {
+    match (prev, m) {
+        (
+            Move::Shift {
+                from: pf,
+                to: pt,
+                count: pc,
+            },
+            Move::Shift {
+                from: mf,
+                to: mt,
+                count: mc,
+            },
+        ) => {
+            mf == pt
+                && mc == pc
+                && match pf {
+                    Loc::Cell(_) => matches!(mt, Loc::Cell(_)),
+                    from => mt == from,
+                }
+        }
+        _ => false,
+    }
+}
+
+/// A position on the search stack. Moves within a layer send nothing home,
+/// so a frame has no automatic moves to undo.
+struct Frame {
+    mv: Option<Move>,
+    mark: DirtyMark,
+    /// This position's waiting children are `children[start..next]`.
+    start: u32,
+    next: u32,
+    runs: u64,
+}
+
+/// The deepest a search goes before it leaves the rest for later: a
+/// position met deeper is stored but written out, with the current search
+/// as its origin, to be searched from once the stack has emptied (a layer of
+/// millions of positions can be one chain millions deep, and a frame with
+/// its waiting children takes about 60 bytes).
+const MAX_DEPTH: usize = 1 << 16;
+
+#[derive(Copy, Clone)]
+enum Mode {
+    /// Write every exit's result to the store, for the layer it belongs to.
+    Explore { origin: Origin },
+    /// Look for a position with this fingerprint (an exit's result, or a
+    /// position the search left for later).
+    Find { target: u128 },
+}
+
+enum Step {
+    /// The search from the root ended without a win.
+    Done,
+    /// A won position; the moves from the search's start (`Prover::start_fp`).
+    Won(Vec<Move>),
+    /// (Find mode) the target; the moves from the root.
+    Found(Vec<Move>),
+    Limit(ProofLimit),
+    /// The layer's visited set outgrew its share of memory: search the
+    /// layer again breadth-first (`frontier`).
+    Overflow,
+}
+
+/// Why storing a position stopped the search.
+enum Stop {
+    Limit(ProofLimit),
+    Overflow,
+}
+
+impl From<ProofLimit> for Stop {
+    fn from(l: ProofLimit) -> Stop {
+        Stop::Limit(l)
+    }
+}
+
+struct Prover<'a> {
+    limits: &'a ProofLimits,
+    /// The position proved.
+    start: Board,
+    codec: Codec,
+    table: FpTable,
+    store: Store,
+    b: Board,
+    frames: Vec<Frame>,
+    children: Vec<Move>,
+    moves: Vec<Move>,
+    /// The move into the position being expanded, until its frame is on
+    /// the stack.
+    incoming: Option<Move>,
+    /// The current expansion's moves within the layer, with the
+    /// fingerprints of their results.
+    within: Vec<(Move, u128)>,
+    log: Vec<Move>,
+    /// Bytes of the batch of waiting positions being searched.
+    batch_bytes: u64,
+    /// Bytes of a breadth-first layer search's levels and sorter, and of
+    /// its files.
+    bfs_ram: u64,
+    bfs_ram_sorter: u64,
+    bfs_disk: u64,
+    bfs_frontier_disk: u64,
+    /// Whether a layer whose visited set outgrows `table_share` bytes is
+    /// searched again breadth-first, and that share.
+    frontier: bool,
+    table_share: u64,
+    /// `MAX_DEPTH` (smaller in tests).
+    max_depth: usize,
+    /// The position the current search started from (its root, or a level
+    /// position of a breadth-first search), the origin of the record it was
+    /// read from, and its fingerprint: where a win is traced back from.
+    start_origin: Origin,
+    start_fp: u128,
+    stats: ProofStats,
+    t0: Instant,
+}
+
+impl<'a> Prover<'a> {
+    fn new(board: &Board, limits: &'a ProofLimits) -> Self {
+        let dir = if limits.max_disk > 0 {
+            limits.spill_dir.clone()
+        } else {
+            None
+        };
+        Prover {
+            limits,
+            start: board.clone(),
+            codec: Codec::new(board.variant()),
+            table: FpTable::new(),
+            store: Store::new(dir, limits.max_disk, limits.max_bytes),
+            b: board.clone(),
+            frames: Vec::new(),
+            children: Vec::new(),
+            moves: Vec::new(),
+            within: Vec::new(),
+            incoming: None,
+            log: Vec::new(),
+            batch_bytes: 0,
+            bfs_ram: 0,
+            bfs_ram_sorter: 0,
+            bfs_disk: 0,
+            bfs_frontier_disk: 0,
+            frontier: limits.max_disk > 0
+                && limits.spill_dir.is_some()
+                && frontier::supported(board),
+            table_share: limits.max_bytes / 2,
+            max_depth: MAX_DEPTH,
+            start_origin: NO_ORIGIN,
+            start_fp: 0,
+            stats: ProofStats::default(),
+            t0: Instant::now(),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        self.table.bytes()
+            + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
+            + ((self.children.capacity() + self.moves.capacity() + self.log.capacity())
+                * std::mem::size_of::<Move>()) as u64
+            + self.store.ram()
+            + self.batch_bytes
+            + self.bfs_ram
+            + self.bfs_ram_sorter
+    }
+
+    /// The directory spill files go to, if any may be written.
+    fn store_dir(&self) -> Option<PathBuf> {
+        if self.store.can_spill() {
+            self.limits.spill_dir.clone()
+        } else {
+            None
+        }
+    }
+
+    /// `fit`, as a search step.
+    fn fit_stop(&mut self, extra: u64) -> Result<(), Step> {
+        self.fit(extra).map_err(Step::Limit)
+    }
+
+    /// Keeps memory within the budget, spilling waiting positions to disk
+    /// if it must; `extra` bytes are about to be taken.
+    fn fit(&mut self, extra: u64) -> Result<(), ProofLimit> {
+        let now = self.bytes() + extra;
+        if now <= self.limits.max_bytes {
+            self.stats.peak_bytes = self.stats.peak_bytes.max(now);
+            return Ok(());
+        }
+        if !self.store.can_spill() || self.store.ram() == 0 {
+            return Err(ProofLimit::Bytes);
+        }
+        match self.store.spill(0) {
+            Ok(()) => {}
+            Err(StoreError::Disk) | Err(StoreError::Io(_)) => return Err(ProofLimit::Disk),
+        }
+        let now = self.bytes() + extra;
+        if now > self.limits.max_bytes {
+            return Err(ProofLimit::Bytes);
+        }
+        self.stats.peak_bytes = self.stats.peak_bytes.max(now);
+        Ok(())
+    }
+
+    fn over_time(&self) -> bool {
+        self.limits
+            .max_seconds
+            .is_some_and(|s| self.t0.elapsed().as_secs_f64() > s)
+    }
+
+    fn run(&mut self, start: &Board) -> ProofOutcome {
+        let mut b = start.clone();
+        b.autoplay(&mut self.log);
+        self.log.clear();
+        if b.is_won() {
+            return ProofOutcome::Solved(Vec::new());
+        }
+        self.store
+            .push(&self.codec, potential(&b), b.fingerprint(), &b, NO_ORIGIN);
+        let mut current = None;
+        while let Some(layer) = self.store.next_layer() {
+            // The same layer again: the positions its searches left for
+            // later (`MAX_DEPTH`), already in its visited set.
+            if current != Some(layer) {
+                self.table.clear();
+                self.stats.layers += 1;
+                current = Some(layer);
+            }
+            let Some(mut batch) = self.store.take(layer) else {
+                continue;
+            };
+            if batch.ram() > self.limits.max_bytes / 8
+                && self.store.can_spill()
+                && self.store.spill_batch(&mut batch).is_err()
+            {
+                return ProofOutcome::Limit(ProofLimit::Disk);
+            }
+            self.batch_bytes = batch.ram();
+            let mut result = None;
+            let io = batch.for_each(|rec| match self.search_record(layer, rec) {
+                Step::Done => true,
+                other => {
+                    result = Some(other);
+                    false
+                }
+            });
+            if io.is_err() {
+                return ProofOutcome::Limit(ProofLimit::Disk);
+            }
+            if matches!(result, Some(Step::Overflow)) {
+                // Too large for memory: the layer again, from its entry
+                // positions, breadth first; what the depth-first search
+                // wrote out for later layers stays (the repeats are met
+                // there as stored), what it left for later in this one goes.
+                // Its positions are counted again as the breadth-first
+                // search stores them.
+                self.stats.stored -= self.table.len();
+                self.table.clear();
+                self.frames = Vec::new();
+                self.children = Vec::new();
+                self.store.discard(layer);
+                self.stats.frontier_layers += 1;
+                result = Some(self.frontier_search(layer, &mut batch.0));
+                self.bfs_ram = 0;
+                self.bfs_ram_sorter = 0;
+                self.bfs_disk = 0;
+            }
+            self.batch_bytes = 0;
+            self.store.release(batch);
+            self.stats.max_layer = self.stats.max_layer.max(self.table.len());
+            match result {
+                None | Some(Step::Done) => {}
+                Some(Step::Limit(l)) => return ProofOutcome::Limit(l),
+                Some(Step::Won(path)) => return self.trace_back(path),
+                Some(Step::Found(_)) => unreachable!("explore mode finds no target"),
+                Some(Step::Overflow) => {
+                    unreachable!("the breadth-first search keeps no visited set")
+                }
+            }
+        }
+        ProofOutcome::Unsolvable
+    }
+
+    /// Searches from one waiting position of `layer` unless it was met
+    /// already in this layer.
+    fn search_record(&mut self, layer: u32, rec: &[u8]) -> Step {
+        let (b, root_origin) = self.codec.decode(rec);
+        let (root_origin, deferred) = root_origin.split_deferred();
+        if !deferred && self.table.contains(b.fingerprint()) {
+            return Step::Done;
+        }
+        self.start_origin = root_origin;
+        if let Err(l) = self.fit(rec.len() as u64 + 1) {
+            return Step::Limit(l);
+        }
+        let root = self.store.keep_root(layer, rec);
+        self.stats.roots += 1;
+        let origin = Origin {
+            layer: layer as u8,
+            root,
+        };
+        self.search(b, Mode::Explore { origin }, deferred)
+    }
+
+    /// Depth-first search of the layer from `root`, unless `stored` not yet
+    /// in the visited set.
+    fn search(&mut self, root: Board, mode: Mode, stored: bool) -> Step {
+        self.b = root;
+        self.b.settle();
+        self.start_fp = self.b.fingerprint();
+        self.frames.clear();
+        self.children.clear();
+        if !stored {
+            if let Err(s) = self.store_position(self.b.fingerprint(), mode) {
+                return s.into();
+            }
+        }
+
+        if let Some(s) = self.expand(None, mode) {
+            return s;
+        }
+        loop {
+            let Some(top) = self.frames.last_mut() else {
+                return Step::Done;
+            };
+            if top.next == top.start {
+                let f = self.frames.pop().unwrap();
+                self.children.truncate(f.start as usize);
+                if let Some(m) = f.mv {
+                    self.b.undo(m);
+                    self.b.settle();
+                }
+                continue;
+            }
+            top.next -= 1;
+            let m = self.children[top.next as usize];
+            let mark = top.mark;
+            self.b.apply(m);
+            let fp = self.b.fingerprint();
+            match self.store_position(fp, mode) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.b.undo(m);
+                    self.b.restore_dirty(mark);
+                    continue;
+                }
+                Err(s) => return s.into(),
+            }
+            if self.stats.expanded & 1023 == 0 && self.over_time() {
+                return Step::Limit(ProofLimit::Time);
+            }
+            match mode {
+                Mode::Find { target } if fp == target => return Step::Found(self.path(m)),
+                Mode::Explore { origin } if self.frames.len() >= self.max_depth => {
+                    let layer = origin.layer as u32;
+                    self.stats.deferred += 1;
+                    self.store
+                        .push_deferred(&self.codec, layer, &self.b, origin.deferred());
+                    self.b.undo(m);
+                    self.b.restore_dirty(mark);
+                    if let Err(l) = self.fit(0) {
+                        return Step::Limit(l);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(s) = self.expand(Some(m), mode) {
+                return s;
+            }
+        }
+    }
+
+    /// Stores `fp` in the layer's visited set: `Ok(false)` if it was there.
+    fn store_position(&mut self, fp: u128, mode: Mode) -> Result<bool, Stop> {
+        let grow = self.table.bytes_to_insert(fp) - self.table.bytes();
+        if grow > 0 && self.table.contains(fp) {
+            return Ok(false);
+        }
+        if grow > 0
+            && self.frontier
+            && matches!(mode, Mode::Explore { .. })
+            && self.table.bytes() + grow > self.table_share
+        {
+            return Err(Stop::Overflow);
+        }
+        if grow > 0 || self.frames.len() == self.frames.capacity() {
+            // The insert, a frame and up to 512 children may be added.
+            let stack = ((self.frames.capacity().max(16)) * std::mem::size_of::<Frame>()
+                + 512 * std::mem::size_of::<Move>()) as u64;
+            match self.fit(grow + stack) {
+                Ok(()) => {}
+                // The stack or the visited set does not fit: the layer
+                // breadth-first, if it may be.
+                Err(ProofLimit::Bytes) if self.frontier && matches!(mode, Mode::Explore { .. }) => {
+                    return Err(Stop::Overflow)
+                }
+                Err(l) => return Err(Stop::Limit(l)),
+            }
+            self.frames.reserve(1);
+            self.children.reserve(512);
+        }
+        match self.table.insert(fp) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(_) => return Err(Stop::Limit(ProofLimit::Bytes)),
+        }
+        if self.stats.stored >= self.limits.max_positions {
+            return Err(Stop::Limit(ProofLimit::Positions));
+        }
+        self.stats.stored += 1;
+        Ok(true)
+    }
+
+    /// The moves on the stack, from the root, then the move into the
+    /// position being expanded (not on the stack yet), then `last`.
+    fn path(&self, last: Move) -> Vec<Move> {
+        self.frames
+            .iter()
+            .filter_map(|f| f.mv)
+            .chain(self.incoming)
+            .chain(std::iter::once(last))
+            .collect()
+    }
+
+    /// Generates the current position's moves: exits are played and
+    /// written out (or compared with the target), moves within the layer
+    /// whose result is not stored yet wait on the stack.
+    fn expand(&mut self, mv: Option<Move>, mode: Mode) -> Option<Step> {
+        self.stats.expanded += 1;
+        self.incoming = mv;
+        let runs = match (mv, self.frames.last()) {
+            (Some(_), Some(f)) => self.b.runs_after(f.runs, self.b.changed_columns()),
+            _ => self.b.runs(),
+        };
+        self.b.settle();
+        let mark = self.b.dirty_mark();
+        let mut moves = std::mem::take(&mut self.moves);
+        moves.clear();
+        self.b.gen_moves_with_runs(&mut moves, runs);
+        let start = self.children.len();
+        for &m in &moves {
+            if mv.is_some_and(|p| undoes(p, m)) {
+                continue;
+            }
+            if !self.is_exit(m) {
+                let (fp, _, _) = self.b.wide_after(m);
+                self.table.prefetch(fp);
+                self.within.push((m, fp));
+                continue;
+            }
+            if let Err(step) = self.exit(m, mark, mode) {
+                self.moves = moves;
+                self.within.clear();
+                return Some(step);
+            }
+        }
+        self.moves = moves;
+        // The lookups of the moves within the layer, their slots fetched
+        // meanwhile.
+        for i in 0..self.within.len() {
+            let (m, fp) = self.within[i];
+            if !self.table.contains(fp) {
+                self.children.push(m);
+            }
+        }
+        self.within.clear();
+        let next = self.children.len();
+        self.stats.max_depth = self.stats.max_depth.max(self.frames.len() as u64 + 1);
+        self.incoming = None;
+        self.frames.push(Frame {
+            mv,
+            mark,
+            start: start as u32,
+            next: next as u32,
+            runs,
+        });
+        None
+    }
+
+    /// Whether `m` leaves the layer: it sends a card home, uncovers one that
+    /// goes home, or moves a card off a card it does not build on.
+    #[inline]
+    fn is_exit(&self, m: Move) -> bool {
+        if m.is_home() {
+            return true;
+        }
+        if let Loc::Column(a) = m.from() {
+            let col = self.b.column(a as usize);
+            let k = m.cards();
+            if col.len() > k {
+                let (under, moved) = (col[col.len() - k - 1], col[col.len() - k]);
+                let table = self.b.variant().builds_on_table();
+                if (table[(under & 63) as usize] >> (moved & 63)) & 1 == 0 {
+                    return true;
+                }
+            }
+        }
+        self.b.exposes_home(m, false)
+    }
+
+    /// Plays exit `m` with its automatic moves and writes the result out for
+    /// its layer (or compares it with the target); the board is back as at
+    /// `mark` after. `Err` ends the search: a win, the target, or a limit.
+    fn exit(&mut self, m: Move, mark: DirtyMark, mode: Mode) -> Result<(), Step> {
+        self.b.apply(m);
+        let n = self.b.autoplay_after(&mut self.log, m, false);
+        let mut step = Ok(());
+        if self.b.is_won() {
+            step = Err(Step::Won(self.path(m)));
+        } else {
+            let fp = self.b.fingerprint();
+            match mode {
+                Mode::Explore { origin } => {
+                    let layer = potential(&self.b);
+                    self.store.push(&self.codec, layer, fp, &self.b, origin);
+                    if let Err(l) = self.fit(0) {
+                        step = Err(Step::Limit(l));
+                    }
+                }
+                Mode::Find { target } => {
+                    if fp == target {
+                        step = Err(Step::Found(self.path(m)));
+                    }
+                }
+            }
+        }
+        self.b.undo_autoplay(&mut self.log, n);
+        self.b.undo(m);
+        self.b.restore_dirty(mark);
+        step
+    }
+
+    /// The whole path of a win found from a root whose origin chain leads
+    /// back to the start (module docs, "Solutions").
+    fn trace_back(&mut self, tail: Vec<Move>) -> ProofOutcome {
+        // The winning search's start: its stack undone (a breadth-first
+        // search's position is the board itself).
+        if let Some(m) = self.incoming.take() {
+            self.b.undo(m);
+        }
+        while let Some(f) = self.frames.pop() {
+            if let Some(m) = f.mv {
+                self.b.undo(m);
+            }
+        }
+        debug_assert_eq!(self.b.fingerprint(), self.start_fp);
+        let mut segments = vec![(self.b.clone(), tail)];
+        let mut target = self.start_fp;
+        let mut origin = self.start_origin;
+        while origin != NO_ORIGIN {
+            let rec = match self.store.root(origin.layer as u32, origin.root) {
+                Ok(Some(r)) => r,
+                _ => return ProofOutcome::Limit(ProofLimit::Disk),
+            };
+            let (b, next) = self.codec.decode(&rec);
+            self.table.clear();
+            let (next, _) = next.split_deferred();
+            match self.search(b.clone(), Mode::Find { target }, false) {
+                Step::Found(path) => segments.push((b, path)),
+                // A win met on the way makes the rest of the path moot.
+                Step::Won(path) => segments = vec![(b, path)],
+                Step::Limit(l) => return ProofOutcome::Limit(l),
+                Step::Done | Step::Overflow => {
+                    unreachable!("a root's search meets the positions it wrote out")
+                }
+            }
+            target = self.start_fp;
+            origin = next;
+        }
+        segments.reverse();
+        ProofOutcome::Solved(self.replay_segments(&segments))
+    }
+
+    /// The segments' moves as moves of one game from the start. Each
+    /// segment was found from a position read back from a record, which is
+    /// the position the game has reached up to the order of its columns and
+    /// cells (fingerprints ignore both): its moves are renamed to the game's
+    /// own columns and cells.
+    fn replay_segments(&mut self, segments: &[(Board, Vec<Move>)]) -> Vec<Move> {
+        let mut game = self.start.clone();
+        game.autoplay(&mut self.log);
+        self.log.clear();
+        let mut out = Vec::new();
+        for (from, moves) in segments {
+            debug_assert_eq!(from.fingerprint(), game.fingerprint());
+            let (cols, cells) = correspondence(from, &game);
+            for &m in moves {
+                let place = |l: Loc| match l {
+                    Loc::Column(i) => Loc::Column(cols[i as usize]),
+                    Loc::Cell(i) => Loc::Cell(cells[i as usize]),
+                };
+                let m = match m {
+                    Move::Shift { from, to, count } => Move::Shift {
+                        from: place(from),
+                        to: place(to),
+                        count,
+                    },
+                    Move::Home { from, suit } => Move::Home {
+                        from: place(from),
+                        suit,
+                    },
+                };
+                game.apply(m);
+                game.autoplay_after(&mut self.log, m, false);
+                self.log.clear();
+                out.push(m);
+            }
+        }
+        out
+    }
+}
+
+/// For each column and each cell of `a`, the one of `b` (the same position
+/// up to the order of columns and of cells) that holds the same cards.
+fn correspondence(a: &Board, b: &Board) -> (Vec<u8>, Vec<u8>) {
+    let mut used = vec![false; b.ncols()];
+    let cols = (0..a.ncols())
+        .map(|i| {
+            let j = (0..b.ncols())
+                .find(|&j| !used[j] && b.column(j) == a.column(i))
+                .expect("the same columns");
+            used[j] = true;
+            j as u8
+        })
+        .collect();
+    let mut used = vec![false; b.ncells()];
+    let cells = (0..a.ncells())
+        .map(|i| {
+            let j = (0..b.ncells())
+                .find(|&j| !used[j] && b.cell(j) == a.cell(i))
+                .expect("the same cells");
+            used[j] = true;
+            j as u8
+        })
+        .collect();
+    (cols, cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::describe;
+    use crate::testutil::{late_positions, reachable};
+    use crate::variant::{MoveRule, Variant};
+
+    /// A directory of the test's own (tests run side by side).
+    fn spill_dir(test: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fca-prover-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn replays(start: &Board, path: &[Move]) {
+        let sol = describe(start, path, false);
+        let mut b = start.clone();
+        for (i, &m) in sol.moves.iter().enumerate() {
+            b.apply_checked(m)
+                .unwrap_or_else(|e| panic!("move {i}: {e}\n{start}"));
+        }
+        assert!(b.is_won(), "{start}");
+    }
+
+    /// Positions stored before a test gives up on a won position: the
+    /// prover searches every layer below the one it wins in first, which on
+    /// a won position can be far more than a depth-first search needs.
+    const WON_CAP: u64 = 30_000;
+
+    /// Deals whose late positions the tests search: fewer in debug builds,
+    /// whose checks make the reference search and the solves slow.
+    fn deals() -> std::ops::RangeInclusive<u64> {
+        if cfg!(debug_assertions) {
+            1..=8
+        } else {
+            1..=24
+        }
+    }
+
+    /// The prover decides as an exhaustive search over single-card moves
+    /// does, and a proof stores exactly the positions that search reaches
+    /// (after the safe automatic moves): the layers, the moves it leaves out
+    /// and the multi-card moves lose nothing and add nothing.
+    #[test]
+    fn decides_as_the_reference_search_and_stores_what_it_reaches() {
+        let (mut lost, mut won) = (0, 0);
+        for rule in [MoveRule::Product, MoveRule::Doubling] {
+            let v = Variant::default().with_move_rule(rule);
+            for q in late_positions(v, deals()) {
+                let Some((wins, n)) = reachable(&q, true, 20_000) else {
+                    continue;
+                };
+                let p = prove(
+                    &q,
+                    &ProofLimits {
+                        max_positions: if wins { WON_CAP } else { u64::MAX },
+                        ..ProofLimits::default()
+                    },
+                );
+                match p.outcome {
+                    ProofOutcome::Unsolvable => {
+                        assert!(!wins, "{q}");
+                        assert_eq!(p.stats.stored, n as u64, "{rule:?}\n{q}");
+                        lost += 1;
+                    }
+                    ProofOutcome::Solved(path) => {
+                        assert!(wins, "{q}");
+                        replays(&q, &path);
+                        won += 1;
+                    }
+                    ProofOutcome::Limit(ProofLimit::Positions) if wins => {}
+                    ProofOutcome::Limit(l) => panic!("{l:?}\n{q}"),
+                }
+            }
+        }
+        // Debug builds search fewer deals, whose wins are all past the cap.
+        let want = if cfg!(debug_assertions) {
+            (4, 0)
+        } else {
+            (10, 10)
+        };
+        assert!(lost >= want.0 && won >= want.1, "{lost} lost, {won} won");
+    }
+
+    /// With too little memory for its largest layers the prover spills
+    /// what waits to disk and searches those layers breadth-first; with a
+    /// shallow stack it leaves deep positions for later. Either way it
+    /// proves the same and stores the same positions.
+    #[test]
+    fn little_memory_or_a_shallow_stack_gives_the_same_proof() {
+        let dir = spill_dir("little-memory");
+        let (mut spilled, mut frontier) = (false, false);
+        for (deal, cells) in [(6u64, 2u8), (11982, 4)] {
+            let b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
+            let whole = prove(&b, &ProofLimits::default());
+            assert_eq!(whole.outcome, ProofOutcome::Unsolvable, "{deal}");
+            assert_eq!(whole.stats.peak_disk, 0);
+            let small = ProofLimits {
+                max_bytes: 400_000,
+                max_disk: 1 << 30,
+                spill_dir: Some(dir.clone()),
+                ..ProofLimits::default()
+            };
+            // Memory for a fifth of the waiting positions; then also a
+            // visited set of at most 4 KiB (layers past ~300 positions
+            // breadth-first).
+            for share in [small.max_bytes / 2, 4096] {
+                let p = prove_with(&b, &small, MAX_DEPTH, share);
+                assert_eq!(p.outcome, ProofOutcome::Unsolvable, "{deal}");
+                assert_eq!(p.stats.stored, whole.stats.stored, "{deal}");
+                assert!(p.stats.peak_bytes <= small.max_bytes);
+                spilled |= p.stats.peak_disk > 0;
+                frontier |= p.stats.frontier_layers > 0;
+            }
+            let shallow = prove_with(&b, &ProofLimits::default(), 8, 1 << 30);
+            assert_eq!(shallow.outcome, ProofOutcome::Unsolvable);
+            assert_eq!(shallow.stats.stored, whole.stats.stored, "{deal}");
+            assert!(shallow.stats.max_depth <= 9 && shallow.stats.deferred > 0);
+        }
+        assert!(spilled && frontier);
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "spill files have no name"
+        );
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    /// A win found after layers, breadth-first searches and deferred
+    /// positions is traced back to the start, and the moves replay.
+    #[test]
+    fn a_win_is_traced_back_to_the_start() {
+        let dir = spill_dir("trace-back");
+        let v = Variant::default();
+        let mut traced = 0;
+        let (mut frontier, mut deferred) = (false, false);
+        // The latest positions only: few layers below their wins.
+        for q in late_positions(v, 13..=16)
+            .into_iter()
+            .filter(|q| q.cards_home() >= 16)
+        {
+            if !matches!(reachable(&q, true, 20_000), Some((true, _))) {
+                continue;
+            }
+            // Deep positions left for later; every layer past a few hundred
+            // positions breadth-first; both.
+            for (depth, share) in [(4, 1 << 30), (MAX_DEPTH, 4096), (4, 4096)] {
+                let p = prove_with(
+                    &q,
+                    &ProofLimits {
+                        max_positions: WON_CAP,
+                        max_disk: 1 << 30,
+                        spill_dir: Some(dir.clone()),
+                        ..ProofLimits::default()
+                    },
+                    depth,
+                    share,
+                );
+                let path = match p.outcome {
+                    ProofOutcome::Solved(path) => path,
+                    // Too many positions below the winning layer for the
+                    // test's budget.
+                    ProofOutcome::Limit(ProofLimit::Positions) => continue,
+                    other => panic!("{other:?}\n{q}"),
+                };
+                replays(&q, &path);
+                traced += 1;
+                frontier |= p.stats.frontier_layers > 0;
+                deferred |= p.stats.deferred > 0;
+            }
+        }
+        assert!(
+            traced >= 6 && frontier && deferred,
+            "{traced} {frontier} {deferred}"
+        );
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    /// Budgets end a proof as a limit, never as a verdict.
+    #[test]
+    fn budgets_give_limits() {
+        let b = Board::deal(11982, Variant::default()).unwrap();
+        let cases = [
+            (
+                ProofLimits {
+                    max_positions: 1000,
+                    ..ProofLimits::default()
+                },
+                ProofLimit::Positions,
+            ),
+            (
+                ProofLimits {
+                    max_bytes: 50_000,
+                    ..ProofLimits::default()
+                },
+                ProofLimit::Bytes,
+            ),
+            (
+                ProofLimits {
+                    max_bytes: 100_000,
+                    max_disk: 1000,
+                    spill_dir: Some(std::env::temp_dir()),
+                    ..ProofLimits::default()
+                },
+                ProofLimit::Disk,
+            ),
+        ];
+        for (limits, want) in cases {
+            assert_eq!(
+                prove(&b, &limits).outcome,
+                ProofOutcome::Limit(want),
+                "{limits:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! The prover's visited set: 128-bit position fingerprints in 12 bytes each,
+//! at a load kept between 3/4 and 9/10, so that the table never takes more
+//! than 16 bytes per position it holds.
+//!
+//! A fingerprint (`Board::fingerprint`) is split into three fields:
+//! - bits 120..128 choose one of 256 segments (not stored: implied by the
+//!   segment the entry sits in);
+//! - bits 24..120 are stored (12 bytes); their top 24 bits (96..120) also
+//!   choose the entry's first slot within its segment (`home`), so an entry
+//!   can be moved to a larger segment without the bits that were dropped;
+//! - bits 0..24 are dropped.
+//!
+//! Two positions are taken for one when they agree on bits 24..128: 104
+//! bits. With `n` positions in one table the chance that any two of them
+//! agree is at most n^2 / 2^105. A table holds at most
+//! `SEGMENTS * MAX_SEGMENT_SLOTS` = 2^32 slots, but the byte budget binds far
+//! earlier: 16 GiB holds at most 1.43e9 positions (12 bytes each at load 9/10),
+//! where the bound is (1.43e9)^2 / 2^105 = 5.0e-14 (and the full 128-bit
+//! fingerprints of 1.43e9 positions collide with chance below 3e-21). A proof
+//! whose layers (`super`) hold N positions in all has its tables' chances
+//! summed, at most N^2 / 2^105: under 1e-12 for any N up to 6.4e9.
+//!
+//! Each segment is an open-addressing table with Robin Hood probing (an
+//! entry is never farther from its first slot than the entry it would
+//! displace), which keeps probes short at high load: a lookup stops at the
+//! first entry closer to its own first slot than the key would be. A segment
+//! grows by a fifth when it passes 9/10 full (to 3/4), moving only its own
+//! entries, so growing never needs twice the table's memory.
+
+/// Segments: the fingerprint's top 8 bits.
+const SEGMENT_BITS: u32 = 8;
+const SEGMENTS: usize = 1 << SEGMENT_BITS;
+/// A segment's first size, in slots.
+const MIN_SLOTS: usize = 16;
+/// The first slot comes from 24 stored bits (`home`), so a segment can
+/// address at most 2^24 slots.
+const MAX_SEGMENT_SLOTS: usize = 1 << 24;
+/// Bytes per slot.
+pub const SLOT_BYTES: u64 = 12;
+
+/// One segment: slots of three `u32` words each (the stored bits 24..56,
+/// 56..88, 88..120 of the fingerprint); all zero marks an empty slot.
+#[derive(Default, Clone)]
+struct Segment {
+    words: Vec<u32>,
+    len: usize,
+}
+
+impl Segment {
+    #[inline]
+    fn slots(&self) -> usize {
+        self.words.len() / 3
+    }
+
+    /// The first slot of a stored key whose top word is `top`, in a segment
+    /// of `slots` slots: the top 24 bits scaled to the size.
+    #[inline(always)]
+    fn home(top: u32, slots: usize) -> usize {
+        (((top >> 8) as u64 * slots as u64) >> 24) as usize
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> [u32; 3] {
+        [
+            self.words[3 * i],
+            self.words[3 * i + 1],
+            self.words[3 * i + 2],
+        ]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, k: [u32; 3]) {
+        self.words[3 * i] = k[0];
+        self.words[3 * i + 1] = k[1];
+        self.words[3 * i + 2] = k[2];
+    }
+
+    /// Distance of the entry at slot `i` from its first slot.
+    #[inline(always)]
+    fn displacement(&self, i: usize, k: [u32; 3]) -> usize {
+        let n = self.slots();
+        let h = Self::home(k[2], n);
+        if i >= h {
+            i - h
+        } else {
+            i + n - h
+        }
+    }
+
+    #[inline]
+    fn contains(&self, k: [u32; 3]) -> bool {
+        let n = self.slots();
+        if n == 0 {
+            return false;
+        }
+        let mut i = Self::home(k[2], n);
+        let mut d = 0;
+        loop {
+            let e = self.get(i);
+            if e == k {
+                return true;
+            }
+            if e == [0; 3] || self.displacement(i, e) < d {
+                return false;
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+            d += 1;
+        }
+    }
+
+    /// Inserts `k` (not zero); false if it is there. The segment must have
+    /// room for one more.
+    #[inline]
+    fn insert(&mut self, mut k: [u32; 3]) -> bool {
+        let n = self.slots();
+        debug_assert!(self.len < n);
+        let mut i = Self::home(k[2], n);
+        let mut d = 0;
+        let mut carrying = false;
+        loop {
+            let e = self.get(i);
+            if e == [0; 3] {
+                self.set(i, k);
+                self.len += 1;
+                return true;
+            }
+            if !carrying && e == k {
+                return false;
+            }
+            let de = self.displacement(i, e);
+            if de < d {
+                // Robin Hood: the key takes the slot of an entry nearer its
+                // own first slot, which moves on.
+                self.set(i, k);
+                k = e;
+                d = de;
+                carrying = true;
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+            d += 1;
+        }
+    }
+
+    /// Moves every entry into a segment of `slots` slots.
+    fn resize(&mut self, slots: usize) {
+        let old = std::mem::take(&mut self.words);
+        self.words = vec![0; 3 * slots];
+        self.len = 0;
+        for e in old.chunks_exact(3) {
+            let k = [e[0], e[1], e[2]];
+            if k != [0; 3] {
+                self.insert(k);
+            }
+        }
+    }
+}
+
+/// Why a position could not be added.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TableFull;
+
+/// A set of position fingerprints (module docs).
+#[derive(Clone)]
+pub struct FpTable {
+    segments: Vec<Segment>,
+    len: u64,
+    slots: u64,
+}
+
+impl Default for FpTable {
+    fn default() -> Self {
+        FpTable::new()
+    }
+}
+
+/// The segment and the stored words of a fingerprint.
+#[inline(always)]
+fn split(fp: u128) -> (usize, [u32; 3]) {
+    let seg = (fp >> (128 - SEGMENT_BITS)) as usize;
+    let mut k = [(fp >> 24) as u32, (fp >> 56) as u32, (fp >> 88) as u32];
+    if k == [0; 3] {
+        // All-zero marks an empty slot; such a fingerprint (one in 2^96)
+        // is stored as another, which only adds a 2^-96 chance of a false
+        // match for it.
+        k[0] = 1;
+    }
+    (seg, k)
+}
+
+impl FpTable {
+    pub fn new() -> Self {
+        FpTable {
+            segments: vec![Segment::default(); SEGMENTS],
+            len: 0,
+            slots: 0,
+        }
+    }
+
+    /// Positions held.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes the slots take.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.slots * SLOT_BYTES
+    }
+
+    #[inline]
+    pub fn contains(&self, fp: u128) -> bool {
+        let (s, k) = split(fp);
+        self.segments[s].contains(k)
+    }
+
+    /// Asks the processor to bring the first slot of `fp` into the cache,
+    /// so that a later `contains` or `insert` does not wait for memory:
+    /// an expansion looks up all its children, which are independent.
+    #[inline(always)]
+    pub fn prefetch(&self, fp: u128) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (s, k) = split(fp);
+            let seg = &self.segments[s];
+            let n = seg.slots();
+            if n > 0 {
+                let i = Segment::home(k[2], n);
+                // SAFETY: prefetching is a hint with no effect on memory; the
+                // pointer is within the segment's slots.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch(seg.words.as_ptr().add(3 * i) as *const i8, _MM_HINT_T0);
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = fp;
+    }
+
+    /// The bytes the table would take after adding one more position to
+    /// the segment of `fp` (the larger segment and the old one while it is
+    /// copied): what a budget must allow before `insert`.
+    #[inline]
+    pub fn bytes_to_insert(&self, fp: u128) -> u64 {
+        let (s, _) = split(fp);
+        let seg = &self.segments[s];
+        match Self::grown(seg) {
+            Some(n) => self.bytes() + n as u64 * SLOT_BYTES,
+            None => self.bytes(),
+        }
+    }
+
+    /// The new size of a segment that must grow before one more insert.
+    #[inline]
+    fn grown(seg: &Segment) -> Option<usize> {
+        let n = seg.slots();
+        if (seg.len + 1) * 10 > n * 9 {
+            Some((n + n / 5).max(MIN_SLOTS).max(n + 1))
+        } else {
+            None
+        }
+    }
+
+    /// Adds `fp`; `Ok(false)` if it was there already.
+    #[inline]
+    pub fn insert(&mut self, fp: u128) -> Result<bool, TableFull> {
+        let (s, k) = split(fp);
+        let seg = &mut self.segments[s];
+        if let Some(n) = Self::grown(seg) {
+            if seg.contains(k) {
+                return Ok(false);
+            }
+            if n > MAX_SEGMENT_SLOTS {
+                return Err(TableFull);
+            }
+            self.slots += (n - seg.slots()) as u64;
+            seg.resize(n);
+        }
+        let added = seg.insert(k);
+        self.len += added as u64;
+        Ok(added)
+    }
+
+    /// Empties the table, giving its memory back.
+    pub fn clear(&mut self) {
+        for s in &mut self.segments {
+            if s.slots() <= MIN_SLOTS * 4 {
+                s.words.fill(0);
+                s.len = 0;
+            } else {
+                *s = Segment::default();
+            }
+        }
+        self.len = 0;
+        self.slots = self.segments.iter().map(|s| s.slots() as u64).sum();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(i: u64) -> u128 {
+        // Spread like fingerprints: splitmix of the index in both halves.
+        let mix = |mut z: u64| {
+            z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        ((mix(i) as u128) << 64) | mix(i ^ 0xABCD) as u128
+    }
+
+    #[test]
+    fn holds_what_was_inserted_and_nothing_else() {
+        let mut t = FpTable::new();
+        for i in 0..200_000 {
+            assert_eq!(t.insert(fp(i)), Ok(true));
+        }
+        for i in 0..200_000 {
+            assert_eq!(t.insert(fp(i)), Ok(false), "{i}");
+            assert!(t.contains(fp(i)));
+        }
+        for i in 200_000..400_000 {
+            assert!(!t.contains(fp(i)));
+        }
+        assert_eq!(t.len(), 200_000);
+    }
+
+    #[test]
+    fn never_takes_more_than_16_bytes_a_position_once_grown() {
+        let mut t = FpTable::new();
+        for i in 0..1_000_000u64 {
+            t.insert(fp(i)).unwrap();
+            if i >= 100_000 {
+                assert!(
+                    t.bytes() <= 16 * t.len(),
+                    "{} bytes for {}",
+                    t.bytes(),
+                    t.len()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn keys_differing_only_in_dropped_bits_are_one() {
+        let mut t = FpTable::new();
+        assert_eq!(t.insert(5u128 << 100), Ok(true));
+        assert_eq!(t.insert((5u128 << 100) | 0xFF_FFFF), Ok(false));
+        assert!(t.contains((5u128 << 100) | 1));
+        // The all-zero stored key lives as another.
+        assert_eq!(t.insert(0), Ok(true));
+        assert!(t.contains(0));
+    }
+
+    #[test]
+    fn clear_empties() {
+        let mut t = FpTable::new();
+        for i in 0..50_000 {
+            t.insert(fp(i)).unwrap();
+        }
+        t.clear();
+        assert!(t.is_empty());
+        assert!(!t.contains(fp(7)));
+        assert!(t.bytes() <= (SEGMENTS * MIN_SLOTS * 4) as u64 * SLOT_BYTES);
+    }
+}
