@@ -352,9 +352,10 @@ def _result_doc(result: SolveResult, variant: Variant) -> dict[str, object]:
 
 
 def _statistics(r: SolveResult) -> str:
+    disk = f", peak disk {_human_bytes(r.peak_disk_bytes)}" if r.peak_disk_bytes else ""
     return (
         f"{r.positions_expanded:,} positions expanded, {r.positions_stored:,} stored, "
-        f"peak memory {_human_bytes(r.peak_bytes)}, {r.elapsed_s:.3f} s"
+        f"peak memory {_human_bytes(r.peak_bytes)}{disk}, {r.elapsed_s:.3f} s"
     )
 
 
@@ -364,7 +365,7 @@ def _outcome_line(r: SolveResult) -> str:
     if r.outcome == "unsolvable":
         return "unsolvable (proved: the search examined every reachable position)"
     if r.outcome == "limit":
-        option = {"positions": "--max-positions", "bytes": "--max-bytes", "time": "--max-seconds"}
+        option = {"positions": "--max-positions", "bytes": "--max-bytes", "disk": "--max-disk", "time": "--max-seconds"}
         hint = option.get(r.limit_reason or "", "a larger limit")
         return f"limit ({r.limit_reason} budget ran out; not a verdict: run again with a larger {hint})"
     return f"error: {r.error}"
@@ -468,12 +469,19 @@ def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits)
             "variant": variant.as_dict(),
             "max_cells": max_cells,
             "min_cells": answer.min_cells,
+            "counts": [
+                {"cells": k, "outcome": o, "how": h} for k, o, h in answer.by_count(variant.dealt_to_cells, max_cells)
+            ],
             "results": [_result_doc(r, variant) for r in results],
         }
         print(json.dumps(doc))
         return code
     if answer.min_cells is not None:
-        verdict = f"minimum cells: {answer.min_cells} (every smaller number proved unsolvable)"
+        below = answer.min_cells - 1
+        verdict = (
+            f"minimum cells: {answer.min_cells} (solved with {answer.min_cells}; "
+            + (f"proved unsolvable with {below}, so with fewer too)" if below >= variant.dealt_to_cells else "none fewer)")
+        )
     elif code == EXIT_OK:
         verdict = f"minimum cells: none (not won with up to {max_cells} cells)"
     else:
@@ -487,14 +495,20 @@ def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits)
         print(_limits_line(limits))
     print(verdict)
     print(
-        f"{'cells':>7}  {'outcome':<18} {'moves':>6} {'single':>6} {'expanded':>12} {'stored':>12} {'peak memory':>11} {'time':>9}"
+        f"{'cells':>7}  {'outcome':<18} {'how':<9} {'moves':>6} {'single':>6} {'expanded':>12} {'stored':>12} "
+        f"{'peak memory':>11} {'time':>9}"
     )
-    for r in results:
+    by_cells = {r.cells: r for r in results}
+    for k, inferred, how in answer.by_count(variant.dealt_to_cells, max_cells):
+        r = by_cells.get(k)
+        if r is None:
+            print(f"{k:>7}  {inferred:<18} {how:<9}")
+            continue
         outcome = f"limit ({r.limit_reason})" if r.outcome == "limit" else r.outcome
         moves = "-" if r.solution_length_multi is None else str(r.solution_length_multi)
         single = "-" if r.solution_length_single is None else str(r.solution_length_single)
         print(
-            f"{r.cells:>7}  {outcome:<18} {moves:>6} {single:>6} {r.positions_expanded:>12,} "
+            f"{r.cells:>7}  {outcome:<18} {'searched':<9} {moves:>6} {single:>6} {r.positions_expanded:>12,} "
             f"{r.positions_stored:>12,} {_human_bytes(r.peak_bytes):>11} {r.elapsed_s:>7.3f} s"
         )
     for r in results:
@@ -512,7 +526,11 @@ def _rules_line(v: Variant) -> str:
 
 def _limits_line(limits: Limits) -> str:
     seconds = "no time limit" if limits.max_seconds is None else f"{limits.max_seconds:g} s"
-    return f"limits: {limits.max_positions:,} positions, {_human_bytes(limits.max_bytes)}, {seconds}"
+    positions = "no position limit" if limits.max_positions is None else f"{limits.max_positions:,} positions"
+    return (
+        f"limits: {positions}, {_human_bytes(limits.max_bytes)} memory, "
+        f"{_human_bytes(limits.max_disk)} disk, {seconds}"
+    )
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
@@ -523,7 +541,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     limits = Limits(
         max_positions=defaults.max_positions if args.max_positions is None else args.max_positions,
         max_bytes=defaults.max_bytes if args.max_bytes is None else args.max_bytes,
+        max_disk=defaults.max_disk if args.max_disk is None else args.max_disk,
         max_seconds=args.max_seconds,
+        spill_dir=args.spill_dir,
     )
     if args.min_cells:
         return _solve_min_cells(args, variant, limits)
@@ -566,7 +586,7 @@ freecell-analyzer solve 11982 --quiet
         "--max-positions",
         type=option(parse_count, "positions"),
         metavar="N",
-        help=f"budget of stored positions; K/M/G/T suffixes (default: {defaults.max_positions:,})",
+        help="budget of stored positions; K/M/G/T suffixes (default: none)",
     )
     p.add_argument(
         "--max-bytes",
@@ -575,7 +595,19 @@ freecell-analyzer solve 11982 --quiet
         help=f"memory budget of the search; K/M/G/T suffixes, powers of 1024 (default: {_human_bytes(defaults.max_bytes)})",
     )
     p.add_argument(
+        "--max-disk",
+        type=option(lambda text: parse_size(text, lo=0), "bytes"),
+        metavar="B",
+        help=(
+            "disk budget of the prover's spill files (a proof that outgrows --max-bytes goes on on disk); "
+            f"0 keeps it in memory (default: {_human_bytes(defaults.max_disk)})"
+        ),
+    )
+    p.add_argument(
         "--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="time budget (default: none)"
+    )
+    p.add_argument(
+        "--spill-dir", metavar="DIR", help="where spill files go (default: the system's temporary directory)"
     )
     p.add_argument("--show", action="store_true", help="print the position after every move")
     add_json_option(p, "the result (the same fields as analyzer.SolveResult)")

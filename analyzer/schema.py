@@ -47,7 +47,7 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("cells", pa.int8(), False, "Number of free cells used for this row.", "cells"),
     Column("move_rule", _CATEGORY, False, "Multi-card move rule: single, product, doubling or unlimited."),
     Column("outcome", _CATEGORY, False, "solved, unsolvable (proved by exhaustive search), limit or error."),
-    Column("limit_reason", _CATEGORY, True, "For outcome=limit: the budget that ran out (positions, bytes, time)."),
+    Column("limit_reason", _CATEGORY, True, "For outcome=limit: the budget that ran out (positions, bytes, disk, time)."),
     Column("solution_length_single", pa.int32(), True, "Solution length in single-card moves, automatic foundation moves included.", "moves"),
     Column("solution_length_multi", pa.int32(), True, "Solution length counting each multi-card move as one move.", "moves"),
     Column("solution", pa.string(), True, "The solution in standard notation, moves separated by spaces."),
@@ -55,10 +55,10 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("positions_stored", pa.int64(), False, "Positions held in the solver's visited set.", "positions"),
     Column("peak_bytes", pa.int64(), False, "Peak memory of the search (visited set and stack).", "bytes"),
     Column("elapsed_s", pa.float64(), False, "Wall-clock time of the search.", "seconds"),
-    Column("min_cells", pa.int8(), True, "Smallest number of cells with which the deal is won (min-cells runs only; null when not asked or not determined).", "cells"),
+    Column("min_cells", pa.int8(), True, "Smallest number of cells with which the deal is won (min-cells runs only; null when not asked or not determined). A min-cells run has a row per count searched: the minimum, solved, and one fewer, proved unsolvable; every other count follows from those.", "cells"),
     Column("error", pa.string(), True, "For outcome=error: what went wrong."),
     Column("attempts", pa.int8(), False, "Searches made for this row: 1, plus one per escalation pass (run --retry-limits) that re-solved it.", "searches"),
-    Column("attempt_history", pa.string(), True, "When attempts > 1: JSON list of every attempt in order, each with its budgets (max_positions, max_bytes, max_seconds) and result (outcome, limit_reason, positions_expanded, peak_bytes, elapsed_s); the row's other columns are the last attempt's. Null for a first attempt, whose budgets are the run's limits."),
+    Column("attempt_history", pa.string(), True, "When attempts > 1: JSON list of every attempt in order, each with its budgets (max_positions, max_bytes, max_disk, max_seconds) and result (outcome, limit_reason, positions_expanded, peak_bytes, elapsed_s); the row's other columns are the last attempt's. Null for a first attempt, whose budgets are the run's limits."),
 )
 
 #: Columns whose values depend on the machine and load, not on the input;

@@ -15,10 +15,10 @@ from typing import Any, Final
 import pyarrow as pa
 
 import analyzer
-from analyzer import Limits, SolveResult
+from analyzer import SolveResult
 from analyzer.schema import arrow_schema
 
-from .config import Provenance, RunConfig
+from .config import LIMIT_KEYS, Provenance, RunConfig, limits_from_dict, limits_to_dict
 from .ranges import DealRange
 from .runformat import file_metadata, strings
 
@@ -149,9 +149,7 @@ def solve_chunk(
 
 def _attempt(limits: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "max_positions": limits["max_positions"],
-        "max_bytes": limits["max_bytes"],
-        "max_seconds": limits["max_seconds"],
+        **{k: limits.get(k, 0 if k == "max_disk" else None) for k in LIMIT_KEYS},
         "outcome": row["outcome"],
         "limit_reason": row["limit_reason"],
         "positions_expanded": row["positions_expanded"],
@@ -164,15 +162,14 @@ def last_budgets(row: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
     """The budgets of a row's last attempt (the run's limits for a first attempt)."""
     if row["attempt_history"]:
         last = json.loads(row["attempt_history"])[-1]
-        return {k: last[k] for k in ("max_positions", "max_bytes", "max_seconds")}
-    lim = config.limits
-    return {"max_positions": lim.max_positions, "max_bytes": lim.max_bytes, "max_seconds": lim.max_seconds}
+        return limits_to_dict(limits_from_dict(last))
+    return limits_to_dict(config.limits)
 
 
 def retry_rows(rows: Sequence[Mapping[str, Any]], config: RunConfig, limits: Mapping[str, Any]) -> pa.Table:
     """Re-solves `rows` (``limit`` rows of a fixed-cells run) under `limits`;
     the new rows carry ``attempts + 1`` and the history of every attempt."""
-    lim = Limits(int(limits["max_positions"]), int(limits["max_bytes"]), limits["max_seconds"])
+    lim = limits_from_dict(limits, config.limits.spill_dir)
     out: list[Row] = []
     v = config.variant
     for r in rows:

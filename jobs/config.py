@@ -9,7 +9,7 @@ were spelled on the command line.
 >>> c.cells, c.min_cells, c.variant.move_rule
 ((0, 1, 2), False, 'product')
 >>> c.canonical_json()[:60]
-'{"cells":[0,1,2],"limits":{"max_bytes":1073741824,"max_posit'
+'{"cells":[0,1,2],"limits":{"max_bytes":1073741824,"max_disk"'
 >>> len(c.config_hash())
 64
 """
@@ -73,11 +73,7 @@ class RunConfig:
             "variant": self.variant.as_dict(),
             "cells": list(self.cells),
             "min_cells": self.min_cells,
-            "limits": {
-                "max_positions": self.limits.max_positions,
-                "max_bytes": self.limits.max_bytes,
-                "max_seconds": self.limits.max_seconds,
-            },
+            "limits": limits_to_dict(self.limits),
         }
         if self.fail_deals:
             d["fail_deals"] = list(self.fail_deals)
@@ -101,6 +97,11 @@ class RunConfig:
         runs (as many as the search tried)."""
         return None if self.min_cells else len(self.cells)
 
+    def spilling_to(self, spill_dir: str | None) -> RunConfig:
+        """This configuration with its searches spilling to `spill_dir` (not
+        part of the configuration or its hash: it never changes a result)."""
+        return dataclasses.replace(self, limits=dataclasses.replace(self.limits, spill_dir=spill_dir))
+
     def task_memory(self) -> int:
         """Bytes of memory a chunk task asks Ray for (one search at a time)."""
         return int(self.limits.max_bytes * TASK_MEMORY_FACTOR) + TASK_MEMORY_OVERHEAD
@@ -119,7 +120,8 @@ class RunConfig:
         cells = f"min-cells {self.cells[0]}..{self.cells[-1]}" if self.min_cells else "cells " + _cells_text(self.cells)
         lim = self.limits
         secs = f", {lim.max_seconds} s" if lim.max_seconds is not None else ""
-        return f"{v.name} ({v.move_rule}), {cells}, limits {lim.max_positions} positions, {lim.max_bytes} bytes{secs}"
+        positions = "" if lim.max_positions is None else f"{lim.max_positions} positions, "
+        return f"{v.name} ({v.move_rule}), {cells}, limits {positions}{lim.max_bytes} bytes, {lim.max_disk} disk bytes{secs}"
 
     @classmethod
     def from_dict(cls, d: Mapping[str, object]) -> RunConfig:
@@ -135,11 +137,7 @@ class RunConfig:
             if not isinstance(vd, Mapping) or not isinstance(lim, Mapping):
                 raise TypeError("variant and limits must be objects")
             variant = Variant(**{str(k): v for k, v in vd.items()})
-            limits = Limits(
-                max_positions=_int(lim["max_positions"]),
-                max_bytes=_int(lim["max_bytes"]),
-                max_seconds=None if lim["max_seconds"] is None else float(str(lim["max_seconds"])),
-            )
+            limits = limits_from_dict(lim)
             cells = d["cells"]
             fail = d.get("fail_deals", [])
             if not isinstance(cells, list) or not isinstance(fail, list):
@@ -155,6 +153,29 @@ class RunConfig:
             raise ConfigError(f"not a run configuration ({type(e).__name__}: {e}): {dict(d)!r}") from e
         _check_cells(config.variant, config.cells)
         return config
+
+
+#: The budgets of a configuration, as run.json, chunk metadata and the
+#: attempt history write them. `spill_dir` is not among them: where spill
+#: files go never changes a result.
+LIMIT_KEYS: Final = ("max_positions", "max_bytes", "max_disk", "max_seconds")
+
+
+def limits_to_dict(lim: Limits) -> dict[str, Any]:
+    """`Limits` as a JSON object (keys `LIMIT_KEYS`; `None` is no budget)."""
+    return {"max_positions": lim.max_positions, "max_bytes": lim.max_bytes, "max_disk": lim.max_disk, "max_seconds": lim.max_seconds}
+
+
+def limits_from_dict(d: Mapping[str, Any], spill_dir: str | None = None) -> Limits:
+    """`Limits` back from `limits_to_dict`'s object. A run written before
+    the prover could spill has no ``max_disk``: its searches had none (0)."""
+    return Limits(
+        max_positions=None if d["max_positions"] is None else _int(d["max_positions"]),
+        max_bytes=_int(d["max_bytes"]),
+        max_disk=_int(d.get("max_disk", 0)),
+        max_seconds=None if d["max_seconds"] is None else float(str(d["max_seconds"])),
+        spill_dir=spill_dir,
+    )
 
 
 def _int(x: object) -> int:
@@ -264,6 +285,8 @@ def build_config(
     max_positions: int | None = None,
     max_bytes: int | None = None,
     max_seconds: float | None = None,
+    max_disk: int | None = None,
+    spill_dir: str | None = None,
     fail_deals: Sequence[int] = (),
 ) -> RunConfig:
     """The configuration for the ``run`` options; raises `VariantError` or
@@ -301,12 +324,16 @@ def build_config(
     for name, value in (("--max-positions", max_positions), ("--max-bytes", max_bytes)):
         if value is not None and not 1 <= value <= MAX_LIMIT:
             raise ConfigError(f"{name} must be in 1..{MAX_LIMIT}, not {value}")
+    if max_disk is not None and not 0 <= max_disk <= MAX_LIMIT:
+        raise ConfigError(f"--max-disk must be in 0..{MAX_LIMIT}, not {max_disk}")
     if max_seconds is not None and not 0 < max_seconds <= MAX_SECONDS:
         raise ConfigError(f"--max-seconds must be more than 0 and at most {MAX_SECONDS}, not {max_seconds}")
     limits = Limits(
         max_positions=defaults.max_positions if max_positions is None else max_positions,
         max_bytes=defaults.max_bytes if max_bytes is None else max_bytes,
+        max_disk=defaults.max_disk if max_disk is None else max_disk,
         max_seconds=max_seconds,
+        spill_dir=spill_dir,
     )
     for n in fail_deals:
         if not 1 <= n <= analyzer._api.MAX_DEAL:

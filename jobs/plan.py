@@ -167,8 +167,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--move-rule", type=option(parse_move_rule, "move rule"), metavar="R", help=f"multi-card move rule: {', '.join(MOVE_RULES)}"
     )
-    p.add_argument("--max-positions", type=option(parse_count, "positions"), metavar="N", help="positions per search, e.g. 2M (default: 100M)")
+    p.add_argument("--max-positions", type=option(parse_count, "positions"), metavar="N", help="positions per search, e.g. 2M (default: none)")
     p.add_argument("--max-bytes", type=option(parse_size, "bytes"), metavar="B", help="bytes per search, e.g. 1G (default: 1G)")
+    p.add_argument(
+        "--max-disk", type=option(lambda text: parse_size(text, lo=0), "bytes"), metavar="B", help="spill disk per search (default: 8G)"
+    )
     p.add_argument("--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="seconds per search (default: none)")
     p.add_argument(
         "--sample",
@@ -197,6 +200,7 @@ def handler(args: argparse.Namespace) -> int:
         max_positions=args.max_positions,
         max_bytes=args.max_bytes,
         max_seconds=args.max_seconds,
+        max_disk=args.max_disk,
     )
     if args.address:
         from .run import connect

@@ -248,9 +248,21 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "--max-positions",
         type=option(parse_count, "positions"),
         metavar="N",
-        help="positions per search, e.g. 2M (default: 100M; the 1G byte budget binds first)",
+        help="positions stored per search, e.g. 2M (default: none; the byte budgets bind)",
     )
     lim.add_argument("--max-bytes", type=option(parse_size, "bytes"), metavar="B", help="memory per search, e.g. 1G (default: 1G)")
+    lim.add_argument(
+        "--max-disk",
+        type=option(lambda text: parse_size(text, lo=0), "bytes"),
+        metavar="B",
+        help="disk per search for the prover's spill files, e.g. 16G; 0 keeps proofs in memory (default: 8G)",
+    )
+    lim.add_argument(
+        "--spill-dir",
+        type=Path,
+        metavar="DIR",
+        help="where searches spill (on every worker; default: its temporary directory); never changes a result",
+    )
     lim.add_argument("--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="seconds per search (default: none)")
     ray_ = p.add_argument_group("execution")
     ray_.add_argument(
@@ -351,6 +363,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         max_positions=args.max_positions,
         max_bytes=args.max_bytes,
         max_seconds=args.max_seconds,
+        max_disk=args.max_disk,
+        spill_dir=None if args.spill_dir is None else str(args.spill_dir),
         fail_deals=fail,
     )
     return RunOptions(
@@ -812,7 +826,7 @@ def _drive(
     note: TextIO,
     t_start: float,
 ) -> RunOutcome:
-    out, config = options.out, manifest.config
+    out, config = options.out, manifest.config.spilling_to(options.config.limits.spill_dir)
     state = _reconcile(out, manifest, note)
     if options.retry_limits:
         return _retry_pass(options, manifest, state, outcome, finish, err, note, t_start)
@@ -1025,14 +1039,14 @@ def _retry_pass(
     """``--retry-limits``: re-solves the ``limit`` rows of every sealed file
     under the new budgets, one task per file that has any, optionally only on
     nodes with `options.node_resource`."""
-    config = manifest.config
+    config = manifest.config.spilling_to(options.config.limits.spill_dir)
     if config.min_cells:
         raise ConfigError("--retry-limits re-solves fixed-cell runs only; this run is a --min-cells run")
     limits = limits_dict(options.config)
     previous = manifest.passes[-1] if manifest.passes else limits_dict(config)
     if limits != previous or not manifest.passes:
-        grows = [k for k in limits if (limits[k] or math.inf) > (previous[k] or math.inf)]
-        shrinks = [k for k in limits if (limits[k] or math.inf) < (previous[k] or math.inf)]
+        grows = [k for k in limits if _budget(limits.get(k)) > _budget(previous.get(k, 0 if k == "max_disk" else None))]
+        shrinks = [k for k in limits if _budget(limits.get(k)) < _budget(previous.get(k, 0 if k == "max_disk" else None))]
         if shrinks or not grows:
             raise ConfigError(
                 f"--retry-limits needs larger budgets than the last attempt's ({_limits_text(previous)}); "
@@ -1138,6 +1152,11 @@ def _print_answer(out: Path, manifest: Manifest, note: TextIO) -> None:
     """The run's answer (`jobs.check.answer_lines`), what its closing summary opens with."""
     for line in answer_lines(run_state(out, manifest)):
         print(line, file=note)
+
+
+def _budget(value: float | None) -> float:
+    """A budget for comparison: `None` is none at all (unbounded)."""
+    return math.inf if value is None else value
 
 
 def _limits_text(limits: dict[str, Any]) -> str:

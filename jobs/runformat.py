@@ -60,7 +60,7 @@ from analyzer.errors import EXIT_FAILURE, AnalyzerError, storage_error
 from analyzer.headline import HEADLINE_COLUMNS, Headline, combine, merge_parts, table_part
 from analyzer.schema import OUTCOMES, SCHEMA_VERSION, arrow_schema
 
-from .config import Provenance, RunConfig, canonical_json
+from .config import Provenance, RunConfig, canonical_json, limits_to_dict
 from .errors import ConfigError, RunDirError
 from .ranges import MAX_DEAL, DealRange, format_deals, merge, parse_deals, subtract
 
@@ -92,7 +92,7 @@ DEFAULT_FILE_DEALS: Final = 10**6
 #: Deals per Parquet row group inside a data file (the unit readers skip by).
 ROW_GROUP_DEALS: Final = 100_000
 #: Limit reasons a ``limit`` row may carry.
-LIMIT_REASONS: Final = ("positions", "bytes", "time")
+LIMIT_REASONS: Final = ("positions", "bytes", "disk", "time")
 
 _FILE = re.compile(r"deals-(\d{10})-(\d{10})\.parquet")
 _PART = re.compile(r"deals-(\d{10})-(\d{10})\.part")
@@ -347,8 +347,7 @@ class Manifest:
 
 
 def limits_dict(config: RunConfig) -> dict[str, Any]:
-    lim = config.limits
-    return {"max_positions": lim.max_positions, "max_bytes": lim.max_bytes, "max_seconds": lim.max_seconds}
+    return limits_to_dict(config.limits)
 
 
 def manifest_path(out: Path) -> Path:
@@ -1129,7 +1128,7 @@ def table_problems(t: pa.Table, config: RunConfig) -> list[str]:
         (pc.and_kleene(solved, pc.fill_null(pc.less(single, multi), True)), "solution lengths missing or single < multi"),
         (pc.and_kleene(pc.invert(solved), pc.is_valid(sol)), "not solved but has a solution"),
         (pc.and_kleene(pc.invert(solved), pc.or_kleene(pc.is_valid(single), pc.is_valid(multi))), "not solved but has solution lengths"),
-        (pc.and_kleene(limit, pc.invert(pc.fill_null(pc.is_in(reason, pa.array(LIMIT_REASONS)), False))), "limit without a reason in positions, bytes, time"),
+        (pc.and_kleene(limit, pc.invert(pc.fill_null(pc.is_in(reason, pa.array(LIMIT_REASONS)), False))), "limit without a reason in positions, bytes, disk, time"),
         (pc.and_kleene(pc.invert(limit), pc.is_valid(reason)), "has a limit_reason but is not a limit"),
         (pc.and_kleene(error, pc.invert(pc.fill_null(pc.greater(pc.utf8_length(err), 0), False))), "error without a message"),
         (pc.and_kleene(pc.invert(error), pc.is_valid(err)), "has an error message but is not an error"),
@@ -1187,9 +1186,10 @@ def deal_problems(t: pa.Table, config: RunConfig) -> list[str]:
         km = int(m)
         if by.get(km) != "solved":
             return [*out, f"deal {deal}: min_cells {km} but that row is {by.get(km, 'missing')}"]
-        for k2 in range(lo, km):
-            if by.get(k2) != "unsolvable":
-                return [*out, f"deal {deal}: min_cells {km} but {k2} cells is {by.get(k2, 'missing')}, not unsolvable"]
+        # One fewer must be proved; fewer still follow from it (and a row
+        # there, if any, is unsolvable: checked above).
+        if km > lo and by.get(km - 1) != "unsolvable":
+            return [*out, f"deal {deal}: min_cells {km} but {km - 1} cells is {by.get(km - 1, 'missing')}, not unsolvable"]
     return out
 
 

@@ -419,10 +419,10 @@ def test_an_already_won_board() -> None:
         # Past the first round, where the members share expanded positions
         # and the complete search has joined.
         (Limits(max_positions=20_000), "positions"),
-        (Limits(max_bytes=1), "bytes"),
-        (Limits(max_bytes=1_000), "bytes"),
-        (Limits(max_bytes=100_000), "bytes"),
-        (Limits(max_bytes=2_000_000), "bytes"),
+        (Limits(max_bytes=1, max_disk=0), "bytes"),
+        (Limits(max_bytes=1_000, max_disk=0), "bytes"),
+        (Limits(max_bytes=100_000, max_disk=0), "bytes"),
+        (Limits(max_bytes=400_000, max_disk=0), "bytes"),  # the proof needs about 1 MB
         (Limits(max_seconds=1e-9), "time"),
     ],
 )
@@ -430,8 +430,17 @@ def test_tiny_limits_give_limit_never_unsolvable(limits: Limits, reason: str) ->
     r = analyzer.solve(11982, limits=limits)
     assert (r.outcome, r.limit_reason) == ("limit", reason)
     assert r.solution == () and r.solution_length_single is None
-    assert r.positions_stored <= limits.max_positions
+    assert limits.max_positions is None or r.positions_stored <= limits.max_positions
     assert r.peak_bytes <= limits.max_bytes
+
+
+def test_a_proof_past_its_memory_goes_on_on_disk() -> None:
+    # 100 kB of RAM cannot hold the proof that 11982 has no solution with
+    # 4 cells; with disk allowed the prover spills and still proves it.
+    small = analyzer.solve(11982, limits=Limits(max_bytes=100_000))
+    assert (small.outcome, small.limit_reason) == ("unsolvable", None)
+    assert small.peak_disk_bytes > 0
+    assert small.peak_bytes <= 100_000
 
 
 def test_tiny_limits_in_min_cells_give_no_answer() -> None:
@@ -474,7 +483,10 @@ def test_solve_solve_range_and_min_cells_agree(n: int, max_cells: int) -> None:
     expected = {1: 3, 617: 4, 11982: 5}[n]
     assert m.min_cells == expected and m.deal_number == n
     tried = sorted(r.cells for r in m.results)
-    assert tried[: expected + 1] == list(range(expected + 1))  # a proof for every smaller count
+    # Solved with the minimum and proved unsolvable with one fewer; every
+    # other count follows by inference, so it is not searched.
+    assert expected - 1 in tried and expected in tried
+    assert m.proved_unsolvable == expected - 1 and m.solution is not None and m.solution.cells == expected
     for r in m.results:
         assert r.outcome == ("solved" if r.cells >= expected else "unsolvable")
         _same_answer(r, analyzer.solve(n, cells=r.cells))

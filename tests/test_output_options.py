@@ -128,7 +128,7 @@ def test_solve_quiet_verbose_json() -> None:
     assert (quiet.returncode, quiet.stdout) == (0, "outcome: unsolvable (proved: the search examined every reachable position)\n")
     verbose = call("solve", "617", "--verbose").stdout.splitlines()
     assert verbose[1] == "rules: 8 columns, build alternate, empty columns take any, 0 cards dealt to cells"
-    assert verbose[2] == "limits: 100,000,000 positions, 1.0 GiB, no time limit"
+    assert verbose[2] == "limits: no position limit, 1.0 GiB memory, 8.0 GiB disk, no time limit"
     assert call("solve", "617", "--min-cells", "--max-cells", "3", "-q").stdout == (
         "minimum cells: none (not won with up to 3 cells)\n"
     )
