@@ -322,6 +322,32 @@ class MinCellsResult:
         """The result that won with the fewest cells, if the minimum is known."""
         return next((r for r in self.results if r.cells == self.min_cells and r.outcome == "solved"), None)
 
+    def by_count(self, lowest: int, highest: int) -> list[tuple[int, str, str]]:
+        """``(cells, outcome, how)`` for every count `lowest..highest`: `how`
+        is ``searched`` (the outcome of the search at that count),
+        ``inferred`` (won with more cells than a count won; unsolvable with
+        fewer than a count proved unsolvable) or ``open`` (outcome
+        ``unknown``: a limit or an error left it).
+
+        >>> [(k, o, h) for k, o, h in min_cells(1).by_count(0, 4)]  # doctest: +NORMALIZE_WHITESPACE
+        [(0, 'unsolvable', 'inferred'), (1, 'unsolvable', 'inferred'), (2, 'unsolvable', 'searched'),
+         (3, 'solved', 'searched'), (4, 'solved', 'inferred')]
+        """
+        searched = {r.cells: r.outcome for r in self.results}
+        won = min((r.cells for r in self.results if r.outcome == "solved"), default=None)
+        lost = self.proved_unsolvable
+        out: list[tuple[int, str, str]] = []
+        for k in range(lowest, highest + 1):
+            if searched.get(k) in ("solved", "unsolvable"):
+                out.append((k, searched[k], "searched"))
+            elif won is not None and k > won:
+                out.append((k, "solved", "inferred"))
+            elif lost is not None and k < lost:
+                out.append((k, "unsolvable", "inferred"))
+            else:
+                out.append((k, "unknown", "open"))
+        return out
+
 
 def solve(
     deal_or_board: int | Board,

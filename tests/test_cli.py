@@ -276,13 +276,20 @@ def test_solve_a_board_file(tmp_path: Path) -> None:
 def test_solve_min_cells() -> None:
     done = run("solve", "1", "--min-cells")
     assert done.returncode == 0, done.stderr
-    assert "minimum cells: 3" in done.stdout
-    for cells in range(3):
-        assert any(line.split()[:2] == [str(cells), "unsolvable"] for line in done.stdout.splitlines())
+    assert "minimum cells: 3 (solved with 3; proved unsolvable with 2" in done.stdout
+    lines = [line.split()[:3] for line in done.stdout.splitlines()]
+    assert [str(2), "unsolvable", "searched"] in lines and [str(3), "solved", "searched"] in lines
+    for cells in range(2):
+        assert [str(cells), "unsolvable", "inferred"] in lines
+    assert [str(8), "solved", "inferred"] in lines
     doc = json.loads(run("solve", "1", "--min-cells", "--json").stdout)
     assert doc["min_cells"] == 3
+    # Only the counts that decide: the minimum won, one fewer proved lost.
     outcomes = {r["cells"]: r["outcome"] for r in doc["results"]}
-    assert outcomes[0] == outcomes[1] == outcomes[2] == "unsolvable" and outcomes[3] == "solved"
+    assert outcomes == {2: "unsolvable", 3: "solved"}
+    how = {c["cells"]: (c["outcome"], c["how"]) for c in doc["counts"]}
+    assert how[0] == how[1] == ("unsolvable", "inferred") and how[2] == ("unsolvable", "searched")
+    assert how[3] == ("solved", "searched") and how[8] == ("solved", "inferred")
 
 
 def test_solve_min_cells_with_a_maximum() -> None:

@@ -167,7 +167,7 @@ def test_outcome_table_per_cells_counts_deals_not_rows(runs: FixtureRuns) -> Non
     assert table.index.tolist() == [0, 1, 2, 3]
     assert table["deals"].tolist() == [12] * 4
     rows = rows_of(runs.min_cells)
-    assert len(rows) > 12 * 3  # deal x cell-count rows
+    assert 12 < len(rows) < 12 * 4  # several rows for some deals, but not one per count
     outcome = {(int(str(r["deal_number"])), int(str(r["cells"]))): str(r["outcome"]) for r in rows}
     for k in range(4):
         won = set()
