@@ -155,7 +155,8 @@ freecell-analyzer run 1-100000 --out runs/min --min-cells
 freecell-analyzer run 1-1000000 --out /shared/ms1m --address 10.0.0.1:6379
 freecell-analyzer run 1-1000000 --out /shared/ms1m --retry-limits --max-bytes 16G --node-resource bigmem
 freecell-analyzer run 1-32000 --out runs/ms32k --quiet --json > summary.json
-ray job submit --working-dir . -- python -m jobs.run 1-1000000 --out /shared/ms1m"""
+ray job submit --working-dir . --runtime-env-json '{"py_modules": ["dist/freecell_analyzer-VERSION.whl"]}' \
+    -- python -m jobs.run 1-1000000 --out /shared/ms1m   (the wheel carries the engine: README)"""
 
 RUN_NOTES: Final = """\
 On a cluster, --out must be on storage that every node mounts at the same
@@ -729,40 +730,67 @@ def _probe_address(address: str, timeout: float) -> None:
         raise AnalyzerError(f"cannot reach the Ray cluster at {address} ({why}; waited at most {timeout:g} s)") from None
 
 
-def connect(address: str | None, timeout: float = CONNECT_TIMEOUT) -> bool:
+def connect(
+    address: str | None,
+    timeout: float = CONNECT_TIMEOUT,
+    on_give_up: Callable[[], object] | None = None,
+) -> bool:
     """Starts or joins Ray unless this process already did (tests, notebooks).
     Returns whether this call connected (and the caller must shut down).
-    Joining gives up after `timeout` seconds (exit 2)."""
+    Joining gives up after `timeout` seconds (exit 2), after calling
+    `on_give_up` (the driver records the run's status there)."""
     import ray
 
     if ray.is_initialized():
         return False
     addr = address or os.environ.get("RAY_ADDRESS") or "local"
     kwargs: dict[str, object] = {"address": addr, "logging_level": logging.WARNING, "log_to_driver": True}
+    done = threading.Event()
+
+    def watchdog() -> None:
+        if not done.wait(timeout + 30):
+            print(f"freecell-analyzer: error: the Ray cluster at {addr!r} did not answer within {timeout + 30:g} s", file=sys.stderr, flush=True)
+            if on_give_up is not None:
+                on_give_up()
+            os._exit(EXIT_USAGE)
+
+    def join() -> None:
+        try:
+            if addr != "local":
+                # Ray says it sets no SIGTERM handler off the main thread: the
+                # driver sets its own.
+                logging.getLogger("ray._private.worker").setLevel(logging.ERROR)
+            ray.init(**kwargs)  # type: ignore[arg-type]
+        except BaseException as e:  # handed to the caller's thread
+            failure.append(e)
+        finally:
+            done.set()
+
+    failure: list[BaseException] = []
     if addr == "local":
         # "local": a new Ray on this machine with all its cores, never an
         # unrelated cluster some other process left running here.
         kwargs["include_dashboard"] = False
     else:
         _probe_address(addr, timeout)
+        threading.Thread(target=watchdog, daemon=True).start()
     # Ray warns on every start that token authentication is off; a local
     # run and a cluster that chose no token need no such line each time.
     logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
-    done = threading.Event()
-
-    def watchdog() -> None:
-        if not done.wait(timeout + 30):
-            print(f"freecell-analyzer: error: the Ray cluster at {addr!r} did not answer within {timeout + 30:g} s", file=sys.stderr, flush=True)
-            os._exit(EXIT_USAGE)
-
-    if addr != "local":
-        threading.Thread(target=watchdog, daemon=True).start()
-    try:
-        ray.init(**kwargs)  # type: ignore[arg-type]
-    except (ConnectionError, ValueError, RuntimeError) as e:
-        raise AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {str(e).strip().splitlines()[0]}") from e
-    finally:
-        done.set()
+    if addr == "local":
+        join()
+    else:
+        # Joining blocks in native code, where no Python signal handler
+        # runs: it happens in a thread of its own while this one waits, so
+        # SIGINT and SIGTERM still end the driver at once.
+        threading.Thread(target=join, daemon=True).start()
+        while not done.wait(0.2):
+            _check_stop()
+    if failure:
+        e = failure[0]
+        if isinstance(e, (ConnectionError, ValueError, RuntimeError)):
+            raise AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {str(e).strip().splitlines()[0]}") from e
+        raise e
     return True
 
 
@@ -845,7 +873,12 @@ def _drive(
     pending: dict[ObjectRef[Any], _InFlight] = {}
     progress: Progress | None = None
     try:
-        we_connected = connect(options.address, options.connect_timeout)
+        _catch_signals()  # a signal while Ray starts or is joined
+        we_connected = connect(
+            options.address,
+            options.connect_timeout,
+            lambda: finish("failed", EXIT_USAGE),
+        )
         _catch_signals()  # after Ray's start, which installs its own handlers
         import ray
 
@@ -1065,7 +1098,12 @@ def _retry_pass(
     we_connected = False
     pending: dict[ObjectRef[Any], _InFlight] = {}
     try:
-        we_connected = connect(options.address, options.connect_timeout)
+        _catch_signals()  # a signal while Ray starts or is joined
+        we_connected = connect(
+            options.address,
+            options.connect_timeout,
+            lambda: finish("failed", EXIT_USAGE),
+        )
         _catch_signals()
         import ray
 

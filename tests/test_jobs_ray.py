@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -269,6 +270,31 @@ def test_dead_address_fails_fast(tmp_path: Path) -> None:
     assert "cannot reach the Ray cluster at 127.0.0.1:1" in done.stderr and done.stderr.count("\n") == 1
     m = runformat.load_manifest(out)
     assert m is not None and m.history[-1].status == "failed"
+
+
+def test_sigterm_while_joining_a_cluster_ends_at_once(tmp_path: Path) -> None:
+    # A port that accepts connections and never answers: joining hangs
+    # until the watchdog's 40 s, unless SIGTERM ends it first.
+    out = tmp_path / "run"
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "jobs.run", "1-10", "--out", str(out), "--address", f"127.0.0.1:{port}"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "RAY_ADDRESS": ""},
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (out / "_run" / "run.json").exists():
+            time.sleep(0.1)
+        time.sleep(3)  # importing Ray and joining
+        sent = time.monotonic()
+        driver.send_signal(signal.SIGTERM)
+        _, err = driver.communicate(timeout=30)
+    assert driver.returncode == 143, err
+    assert time.monotonic() - sent < 10 and "Traceback" not in err
+    m = runformat.load_manifest(out)
+    assert m is not None and m.history[-1].status == "interrupted"
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="needs root to mount a tmpfs")
