@@ -5,6 +5,7 @@ strings that cannot break out of the dataset card."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import shutil
@@ -113,9 +114,10 @@ def test_author_with_control_characters_is_refused(runs: FixtureRuns, tmp_path: 
         publish.publish(runs.c4, tmp_path, author=author)
 
 
-def test_user_strings_stay_inside_their_fences(runs: FixtureRuns, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["run" + "`" * 5 + "x", "run\n```\n<script>alert(2)</script>\n```"])
+def test_user_strings_stay_inside_their_fences(runs: FixtureRuns, tmp_path: Path, name: str) -> None:
     evil = "```` <script>alert(1)</script> ````"
-    work = tmp_path / ("run" + "`" * 5 + "x")
+    work = tmp_path / name
     shutil.copytree(runs.c4, work)
     d = publish.publish(work, tmp_path / "ds", author=evil, replay=0)
     card = (d / "README.md").read_text()
@@ -131,6 +133,20 @@ def test_user_strings_stay_inside_their_fences(runs: FixtureRuns, tmp_path: Path
         if "<script>" in line:
             assert inside, f"raw HTML outside a fence: {line!r}"
     assert publish.validate_dataset(d) == []
+
+
+def test_the_card_quotes_every_invocation(runs: FixtureRuns, tmp_path: Path) -> None:
+    work = tmp_path / "c4"
+    shutil.copytree(runs.c4, work)
+    m = runformat.require_run_dir(work)
+    first = m.history[0]
+    m.history = [
+        dataclasses.replace(first, command=["freecell-analyzer", "run", "1-20", "--out", str(work)], deals="1-20"),
+        dataclasses.replace(first, command=["freecell-analyzer", "run", "1-30", "--out", str(work)], deals="1-30"),
+    ]
+    runformat.write_manifest(work, m)
+    card = (publish.publish(work, tmp_path / "ds", replay=0) / "README.md").read_text()
+    assert "freecell-analyzer run 1-20 --out c4" in card and "freecell-analyzer run 1-30 --out c4" in card
 
 
 def test_published_provenance_has_no_local_paths(runs: FixtureRuns, tmp_path: Path) -> None:

@@ -272,6 +272,24 @@ def test_dead_address_fails_fast(tmp_path: Path) -> None:
     assert m is not None and m.history[-1].status == "failed"
 
 
+def test_stale_temporary_files_never_block_a_resume(ray_address: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert cli(["run", "1-20", "--out", str(out), "--file-deals", "10", *LIMIT]) == 0
+    (block,) = [d for d in out.iterdir() if d.name.startswith("deal_block=")]
+    planted = [
+        out / "_run" / ".run.json.4242.tmp",  # a manifest write cut short (the case)
+        block / ".deals-0000000021-0000000030.parquet.4242.tmp",
+        out / ".stray.4242.tmp",
+    ]
+    (out / "_run" / "parts").mkdir(exist_ok=True)
+    planted.append(out / "_run" / "parts" / ".part.4242.tmp")
+    for f in planted:
+        f.write_bytes(b"half written")
+    assert cli(["run", "1-30", "--out", str(out), "--file-deals", "10", *LIMIT]) == 0
+    assert not [f for f in planted if f.exists()]
+    assert dataset(out).to_pylist() == reference(DealRange(1, 30), CONFIG).to_pylist()
+
+
 def test_sigterm_while_joining_a_cluster_ends_at_once(tmp_path: Path) -> None:
     # A port that accepts connections and never answers: joining hangs
     # until the watchdog's 40 s, unless SIGTERM ends it first.
