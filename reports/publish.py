@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import json
@@ -58,10 +59,12 @@ import pyarrow.compute as _pc
 import pyarrow.parquet as pq
 
 from analyzer import schema
+from analyzer.cliframe import option
 from analyzer.errors import EXIT_FAILURE, EXIT_OK, AnalyzerError, StorageError, storage_error
 from analyzer.headline import HEADLINE_COLUMNS, Headline, combine, merge_parts, table_part
 from jobs import runformat
 from jobs.config import RunConfig
+from jobs.ranges import DealRange, format_deals, intersect, parse_deals, subtract
 
 from .load import (
     RunInvalidError,
@@ -448,6 +451,9 @@ class Dataset:
     manifest: RunManifest
     stats: Stats
     shards: tuple[str, ...]
+    #: For a subset (``publish --deals``): the run's own deals, of which
+    #: `manifest.declared` holds the part published.
+    subset_of: str | None = None
 
     @property
     def title(self) -> str:
@@ -540,6 +546,7 @@ def datapackage(ds: Dataset, hashes: Mapping[str, tuple[str, int]]) -> dict[str,
             "schema_version": ds.manifest.schema_version,
             "config_hash": ds.manifest.config_hash,
             "deals": ds.deals,
+            **({"subset_of": ds.subset_of} if ds.subset_of else {}),
             "rows": ds.stats.rows,
             "outcomes": ds.outcome_counts(),
             "row_digest": ds.stats.hexdigest(),
@@ -640,6 +647,15 @@ def dataset_card(ds: Dataset) -> str:
         "",
         "## What it is",
         "",
+        *(
+            [
+                f"**A subset of its run**, asked for with `publish --deals`: deals {ds.deals} of the run's "
+                f"{ds.subset_of}. The rest of the run is not in this dataset and nothing here speaks for it.",
+                "",
+            ]
+            if ds.subset_of
+            else []
+        ),
         f"One row per Microsoft FreeCell deal {ds.deals}"
         + (f" and number of cells ({', '.join(map(str, cells))})" if len(cells) > 1 else "")
         + f", under the rules of `{variant.get('name')}` with the `{variant.get('move_rule')}` move rule: "
@@ -831,11 +847,16 @@ def publish(
     license: str = DEFAULT_LICENSE,
     author: str = DEFAULT_AUTHOR,
     replay: int = REPLAY_SAMPLE,
+    deals: Sequence[DealRange] | None = None,
 ) -> Path:
     """Publishes a complete, valid run as ``out/version``; returns that
     directory. Raises `RunInvalidError` (exit 1) for a run ``validate`` would
     call invalid or incomplete, `PublishError` (exit 2) for bad options or
-    an output that cannot be written."""
+    an output that cannot be written.
+
+    `deals` publishes only those deals of the run, which must be done and
+    read clean (the files holding other deals are not read); the card and
+    the metadata record the subset and the run's whole range."""
     lic = license_of(license)
     if not _VERSION.match(version):
         raise PublishError(f"--version {version!r}: use letters, digits and . + _ - (e.g. 1.0.0)")
@@ -857,11 +878,24 @@ def publish(
     name = name if name is not None else default_name(manifest.config, format_ranges(manifest.declared))
     if not _NAME.match(name):
         raise PublishError(f"--name {name!r}: use lowercase letters, digits and . _ - (a Frictionless name)")
+    subset_of = None
     try:
-        state = runformat.checked_state(manifest.path)
+        state = runformat.checked_state(manifest.path, allow_missing=deals is not None)
     except AnalyzerError as e:
         raise RunInvalidError(str(e)) from None
-    shards = plan_shards(state.sealed)
+    entries = list(state.sealed)
+    if deals is not None:
+        run_deals = [DealRange(a, b) for a, b in manifest.declared]
+        outside = subtract(deals, run_deals)
+        if outside:
+            raise PublishError(f"--deals {format_deals(deals, limit=5)}: deals {format_deals(outside, limit=5)} are not in the run ({format_ranges(manifest.declared)})")
+        missing = intersect(state.missing(), deals)
+        if missing:
+            raise RunInvalidError(f"{manifest.path}: --deals asks for deals not done yet: {format_deals(missing, limit=5)}")
+        entries = [e for e in entries if intersect([DealRange(e.start, e.end)], deals)]
+        subset_of = format_ranges(manifest.declared)
+        manifest = dataclasses.replace(manifest, declared=tuple((r.start, r.end) for r in deals))
+    shards = plan_shards(entries)
     paths = tuple(shard_name(i, len(shards)) for i in range(len(shards)))
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -873,7 +907,13 @@ def publish(
         stats = Stats(cells=state.manifest.config.cells, min_cells_run=state.manifest.config.min_cells)
         (tmp / DATA_DIR).mkdir()
         for path, group in zip(paths, shards, strict=True):
-            meta = _dataset_metadata(manifest, name, version, group[0].start, group[-1].end)
+            first, last = group[0].start, group[-1].end
+            if deals is not None:
+                first = max(first, min(r.start for r in deals))
+                last = min(last, max(r.end for r in deals))
+            meta = _dataset_metadata(manifest, name, version, first, last)
+            if subset_of:
+                meta["fca.subset_of"] = subset_of
             target_schema = schema.arrow_schema(meta)
             with pq.ParquetWriter(
                 tmp / path, target_schema, compression="zstd", write_statistics=True, write_page_index=True,
@@ -883,6 +923,10 @@ def publish(
                 for entry in group:
                     try:
                         for t in runformat.read_checked(manifest.path / entry.file, state.manifest.config, entry=entry):
+                            if deals is not None:
+                                t = _only(t, deals)
+                                if not t.num_rows:
+                                    continue
                             stats.feed(t)
                             w.write_table(t.cast(target_schema), row_group_size=t.num_rows)
                     except runformat.FileInvalid as e:
@@ -890,7 +934,7 @@ def publish(
         (tmp / MANIFEST).parent.mkdir()
         (tmp / MANIFEST).write_bytes(public_manifest(manifest.path))
         hashes = {p: runformat.sha256_file(tmp / p) for p in (*paths, MANIFEST)}
-        ds = Dataset(name, version, lic, author, manifest, stats, paths)
+        ds = Dataset(name, version, lic, author, manifest, stats, paths, subset_of)
         (tmp / PACKAGE).write_text(json.dumps(datapackage(ds, hashes), indent=2) + "\n", encoding="utf-8")
         (tmp / CARD).write_text(dataset_card(ds), encoding="utf-8")
         (tmp / CITATION).write_text(citation_cff(ds), encoding="utf-8")
@@ -917,6 +961,16 @@ def publish(
         _remove(tmp)
         raise
     return target
+
+
+def _only(t: pa.Table, deals: Sequence[DealRange]) -> pa.Table:
+    """The rows of `t` whose deal is in `deals`."""
+    d = t.column("deal_number")
+    keep = None
+    for r in deals:
+        inside = pc.and_(pc.greater_equal(d, r.start), pc.less_equal(d, r.end))
+        keep = inside if keep is None else pc.or_(keep, inside)
+    return t.filter(keep) if keep is not None else t.slice(0, 0)
 
 
 def _remove(d: Path) -> None:
@@ -996,10 +1050,16 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
 
     stats = Stats(cells=m.config.cells, min_cells_run=m.config.min_cells)
     replayer = Replayer(m.config.variant.as_dict(), every=replay_all, sample=replay, seed=seed)
+    facts = package.get("fca") or {}
     try:
-        expect = [(r.start, r.end) for r in m.deals]
+        # A subset (`publish --deals`) holds the deals its package names, of the run's.
+        declared = parse_deals(str(facts.get("deals"))) if facts.get("subset_of") else tuple(m.deals)
+    except AnalyzerError as e:
+        return [*problems, f"{PACKAGE}: the subset's deals do not read ({e})"]
+    try:
+        expect = [(r.start, r.end) for r in declared]
         next_deal: int | None = None
-        ranges = list(m.deals)
+        ranges = list(declared)
         for s in shards:
             try:
                 pf = pq.ParquetFile(d / s, page_checksum_verification=True)
@@ -1051,7 +1111,6 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
             next_deal = ranges[0].start if ranges else None
         if ranges:
             problems.append(f"{DATA_DIR}: no rows from deal {next_deal} on (declared {format_ranges(expect)})")
-        facts = package.get("fca") or {}
         if facts.get("rows") != stats.rows:
             problems.append(f"{PACKAGE}: says {facts.get('rows')} rows, the data has {stats.rows}")
         if facts.get("outcomes") != stats.outcome_counts():
@@ -1221,6 +1280,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--author", default=DEFAULT_AUTHOR, help=f"author for the citation, one line (default {DEFAULT_AUTHOR!r})"
     )
+    p.add_argument(
+        "--deals",
+        type=option(parse_deals, "deals"),
+        metavar="DEALS",
+        help="publish only these deals of the run (done, and read clean), e.g. 1-500000; the card records the subset",
+    )
 
 
 def handler(args: argparse.Namespace) -> int:
@@ -1229,7 +1294,13 @@ def handler(args: argparse.Namespace) -> int:
     cannot be written `StorageError` (exit 3 when the disk is full, else 2)."""
     try:
         target = publish(
-            args.dir, args.out, name=args.name, version=args.version, license=args.license, author=args.author
+            args.dir,
+            args.out,
+            name=args.name,
+            version=args.version,
+            license=args.license,
+            author=args.author,
+            deals=args.deals,
         )
     except OSError as e:  # an output that cannot be written: one line
         raise storage_error(e, str(e.filename or args.out)) from None

@@ -187,6 +187,29 @@ def test_report_and_publish_refuse_an_invalid_run(runs: FixtureRuns, tmp_path: P
     assert not (tmp_path / "ds" / "1.0.0").exists()
 
 
+def test_a_subset_asked_for_is_published_and_recorded(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The run's first file is damaged: the run as a whole is refused, and
+    # the deals of its other files can still be published, as a subset.
+    work = tmp_path / "run"
+    shutil.copytree(runs.c2, work)
+    target = work / sorted(runformat.read_index(work))[0]
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 1
+    target.write_bytes(bytes(data))
+    assert _cli(["publish", str(work), "--out", str(tmp_path / "ds"), "--deals", "5-15"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "deals-0000000001-0000000010.parquet" in err
+    assert _cli(["publish", str(work), "--out", str(tmp_path / "ds"), "--deals", "12-25"]) == 0
+    d = tmp_path / "ds" / "1.0.0"
+    rows = pd.read_parquet(d / "data")
+    assert sorted(set(rows["deal_number"])) == list(range(12, 26))
+    card = (d / "README.md").read_text()
+    assert "A subset of its run" in card and "deals 12-25 of the run's 1-30" in card
+    assert publish.validate_dataset(d) == []
+    assert _cli(["publish", str(work), "--out", str(tmp_path / "ds"), "--version", "2", "--deals", "25-40"]) == 2
+    assert "not in the run" in capsys.readouterr().err
+
+
 def test_validate_dataset_honours_all_and_sample(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = publish.publish(runs.c4, tmp_path / "ds", replay=0)
     assert _cli(["validate", str(d), "--all"]) == 0
