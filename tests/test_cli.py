@@ -8,9 +8,11 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -490,3 +492,29 @@ def test_solve_unlimited_has_no_single_card_length() -> None:
     done = call("solve", "1", "--move-rule", "unlimited")
     assert done.returncode == 0
     assert "not expressible in single-card moves" in done.stdout
+
+
+def test_spill_files_vanish_when_a_proof_is_killed(tmp_path: Path) -> None:
+    # 1968 with 1 cell needs a proof of tens of millions of positions: with
+    # 32 MiB of memory it spills at once. Its spill files have no name, so a
+    # kill leaves nothing behind in the spill directory.
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analyzer.cli", "solve", "1968", "--cells", "1", "--max-bytes", "32M", "--spill-dir", str(spill)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        fds = Path(f"/proc/{proc.pid}/fd")
+        deadline = time.monotonic() + 120
+        open_spills: list[str] = []
+        while time.monotonic() < deadline and proc.poll() is None and not open_spills:
+            time.sleep(0.2)
+            with contextlib.suppress(OSError):
+                open_spills = [t for t in (os.readlink(f) for f in fds.iterdir()) if t.startswith(str(spill))]
+        assert open_spills, "the proof never opened a spill file"
+        assert list(spill.iterdir()) == []  # open, but without a name
+    finally:
+        proc.kill()
+        proc.wait()
+    assert list(spill.iterdir()) == []
