@@ -54,32 +54,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use table::FpTable;
 
-/// Budgets of one proof.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProofLimits {
-    /// Most positions stored, over all layers.
-    pub max_positions: u64,
-    /// Most bytes of memory: visited set, stack and waiting positions.
-    pub max_bytes: u64,
-    /// Most bytes of spill files at once; 0 for none.
-    pub max_disk: u64,
-    /// Wall-clock budget.
-    pub max_seconds: Option<f64>,
-    /// Directory for spill files (they have no name there; see `seeds`).
-    pub spill_dir: Option<PathBuf>,
-}
-
-impl Default for ProofLimits {
-    fn default() -> Self {
-        ProofLimits {
-            max_positions: u64::MAX,
-            max_bytes: 1 << 30,
-            max_disk: 0,
-            max_seconds: None,
-            spill_dir: None,
-        }
-    }
-}
+/// A proof's budgets are a solve's (`max_positions` counts over all
+/// layers; `max_bytes` holds the visited set, stack and waiting positions).
+pub use crate::solver::Limits as ProofLimits;
 
 /// The budget that ran out.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

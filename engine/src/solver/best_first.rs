@@ -610,11 +610,10 @@ pub fn solve_member_alone(
     let turn = r.run(cap, budget.whole(), &budget, None, 0);
     let stats = Stats {
         expanded: r.count,
-        proof_expanded: 0,
         stored: r.stored(),
         peak_bytes: r.bytes(),
-        peak_disk: 0,
         elapsed: budget.elapsed(),
+        ..Stats::default()
     };
     match turn {
         Turn::Solved(path) => {

@@ -36,7 +36,7 @@ pub use solution::{describe, expand_move, shorten};
 pub use tuning::{Blocked, Member, Tuning, TuningError};
 
 use crate::board::Board;
-use crate::prover::{self, ProofLimit, ProofLimits, ProofOutcome};
+use crate::prover::{self, ProofLimit, ProofOutcome};
 use crate::variant::Variant;
 
 /// Solves `board` within `limits` with the shipped settings: the portfolio
@@ -76,12 +76,9 @@ fn prove_after(board: &Board, limits: &Limits, first: SolveResult) -> SolveResul
     };
     let proof = prover::prove(
         board,
-        &ProofLimits {
-            max_positions: limits.max_positions,
-            max_bytes: limits.max_bytes,
-            max_disk: limits.max_disk,
+        &Limits {
             max_seconds,
-            spill_dir: limits.spill_dir.clone(),
+            ..limits.clone()
         },
     );
     let p = proof.stats;

@@ -342,8 +342,9 @@ impl<'a> Portfolio<'a> {
                 proof_expanded: self.complete.expansions(),
                 stored: peak.stored,
                 peak_bytes: peak.bytes,
-                peak_disk: 0,
                 elapsed: self.budget.elapsed(),
+                // A statistic the portfolio does not count stays 0.
+                ..Stats::default()
             },
         }
     }
