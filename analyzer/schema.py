@@ -58,7 +58,7 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("min_cells", pa.int8(), True, "Smallest number of cells with which the deal is won (min-cells runs only; null when not asked or not determined). A min-cells run has a row per count searched: the minimum, solved, and one fewer, proved unsolvable; every other count follows from those.", "cells"),
     Column("error", pa.string(), True, "For outcome=error: what went wrong."),
     Column("attempts", pa.int8(), False, "Searches made for this row: 1, plus one per escalation pass (run --retry-limits) that re-solved it.", "searches"),
-    Column("attempt_history", pa.string(), True, "When attempts > 1: JSON list of every attempt in order, each with its budgets (max_positions, max_bytes, max_disk, max_seconds) and result (outcome, limit_reason, positions_expanded, peak_bytes, elapsed_s); the row's other columns are the last attempt's. Null for a first attempt, whose budgets are the run's limits."),
+    Column("attempt_history", pa.string(), True, "When attempts > 1: JSON list of every attempt in order, each with its budgets (max_positions, max_bytes, max_disk, max_seconds), cells and result (outcome, limit_reason, positions_expanded, peak_bytes, elapsed_s); the row's other columns are the last attempt's. Null for a first attempt, whose budgets are the run's limits."),
 )
 
 #: Columns whose values depend on the machine and load, not on the input;

@@ -15,7 +15,7 @@ from typing import Any, Final
 import pyarrow as pa
 
 import analyzer
-from analyzer import SolveResult
+from analyzer import Limits, SolveResult
 from analyzer.schema import arrow_schema
 
 from .config import LIMIT_KEYS, Provenance, RunConfig, limits_from_dict, limits_to_dict
@@ -59,22 +59,23 @@ def _solve_fixed(deals: DealRange, config: RunConfig, cells: int) -> list[Row]:
 
 
 def _solve_min_cells(deals: DealRange, config: RunConfig) -> list[Row]:
-    """`analyzer.min_cells` per deal: rows for every count it tried, each
-    carrying the deal's minimum. A failure on a deal gives one ``error`` row
-    at the count the search starts from (the variant's own)."""
+    """`analyzer.min_cells` per deal: rows for every count it searched, in
+    order of cells, each carrying the deal's minimum. A failure on a deal
+    gives one ``error`` row at the count the search starts from (the
+    variant's own)."""
+    return [row for n in deals.deals() for row in _solve_min_cells_one(n, config, config.limits)]
+
+
+def _solve_min_cells_one(n: int, config: RunConfig, limits: Limits) -> list[Row]:
     v = config.variant
-    start_cells = min(max(v.cells, config.cells[0]), config.max_cells)
-    rows: list[Row] = []
-    for n in deals.deals():
-        try:
-            if n in config.fail_deals:
-                raise analyzer.EngineError(f"engine panic: injected failure for deal {n}")
-            m = analyzer.min_cells(n, v, max_cells=config.max_cells, limits=config.limits)
-        except Exception as e:
-            rows.append(Row(_error_result(n, config, start_cells, f"{type(e).__name__}: {e}")))
-            continue
-        rows += [Row(r, m.min_cells) for r in m.results]
-    return rows
+    try:
+        if n in config.fail_deals:
+            raise analyzer.EngineError(f"engine panic: injected failure for deal {n}")
+        m = analyzer.min_cells(n, v, max_cells=config.max_cells, limits=limits)
+    except Exception as e:
+        start_cells = min(max(v.cells, config.cells[0]), config.max_cells)
+        return [Row(_error_result(n, config, start_cells, f"{type(e).__name__}: {e}"))]
+    return [Row(r, m.min_cells) for r in sorted(m.results, key=lambda r: r.cells)]
 
 
 #: How each column of `analyzer.schema.COLUMNS` is read off a row. The
@@ -150,6 +151,7 @@ def solve_chunk(
 def _attempt(limits: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **{k: limits.get(k, 0 if k == "max_disk" else None) for k in LIMIT_KEYS},
+        "cells": row["cells"],
         "outcome": row["outcome"],
         "limit_reason": row["limit_reason"],
         "positions_expanded": row["positions_expanded"],
@@ -187,6 +189,26 @@ def retry_rows(rows: Sequence[Mapping[str, Any]], config: RunConfig, limits: Map
     return results_table(out)
 
 
+def retry_min_cells(rows: Sequence[Mapping[str, Any]], config: RunConfig, limits: Mapping[str, Any]) -> pa.Table:
+    """Re-runs `analyzer.min_cells` under `limits` for the deal of `rows`
+    (its rows of a min-cells run, one of them ``limit``). The deal's new
+    rows replace them all; each carries the deal's earlier attempts (its
+    ``limit`` rows, each with its budgets and cells) and then its own, so
+    ``attempts`` counts the passes the deal went through."""
+    deal = int(rows[0]["deal_number"])
+    history: list[dict[str, Any]] = []
+    for r in rows:
+        if r["outcome"] == "limit":
+            history += json.loads(r["attempt_history"]) if r["attempt_history"] else [_attempt(last_budgets(r, config), r)]
+    (redone,) = [_solve_min_cells_one(deal, config, limits_from_dict(limits, config.limits.spill_dir))]
+    out = []
+    for row in redone:
+        rec = dict(results_table([row]).to_pylist()[0])
+        h = [*history, _attempt(limits, rec)]
+        out.append(Row(row.result, row.min_cells, attempts=len(h), attempt_history=json.dumps(h, separators=(",", ":"))))
+    return results_table(out)
+
+
 def retry_data_file(
     out: Any, rel: str, entry_json: str, config: RunConfig, limits: Mapping[str, Any], attempt: int, provenance: Provenance
 ) -> str:
@@ -210,8 +232,6 @@ def retry_data_file(
         write_table_file,
     )
 
-    if config.min_cells:
-        raise ValueError("escalation passes re-solve fixed-cell rows only")
     entry = FileEntry.from_json(entry_json)
     path = out / rel
     meta = file_metadata(config, entry.deals, provenance)
@@ -219,10 +239,22 @@ def retry_data_file(
     counts: dict[str, int] = {}
     answer: list[dict[str, Any]] = []
 
+    written = 0
+
     def groups() -> Any:
+        nonlocal written
         for t in read_checked(path, config, entry=entry):
             limit = pc.equal(strings(t.column("outcome")), "limit").to_numpy(zero_copy_only=False)
-            if limit.any():
+            if limit.any() and config.min_cells:
+                # A deal's rows are redone together (its minimum may move).
+                rows = t.to_pylist()
+                deals = sorted({int(r["deal_number"]) for r, lim in zip(rows, limit, strict=True) if lim and last_budgets(r, config) != dict(limits)})
+                if deals:
+                    redo = set(deals)
+                    keep = [i for i, r in enumerate(rows) if int(r["deal_number"]) not in redo]
+                    redone = [retry_min_cells([r for r in rows if int(r["deal_number"]) == d], config, limits) for d in deals]
+                    t = pa.concat_tables([t.take(keep), *(x.cast(t.schema) for x in redone)]).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
+            elif limit.any():
                 idx = [int(i) for i in limit.nonzero()[0]]
                 rows = t.take(idx).to_pylist()
                 todo = [i for i, r in zip(idx, rows, strict=True) if last_budgets(r, config) != dict(limits)]
@@ -232,6 +264,7 @@ def retry_data_file(
                     t = pa.concat_tables([t.take(keep), new.cast(t.schema)]).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
             for o in t.column("outcome").to_pylist():
                 counts[str(o)] = counts.get(str(o), 0) + 1
+            written += t.num_rows
             answer.append(headline_part(t, config))
             yield t
 
@@ -244,6 +277,6 @@ def retry_data_file(
 
     full = {k: counts.get(k, 0) for k in OUTCOMES}
     return FileEntry(
-        rel, entry.start, entry.end, entry.rows, size, digest, full, config.config_hash(),
+        rel, entry.start, entry.end, written, size, digest, full, config.config_hash(),
         merge_headline_parts(answer, config),
     ).to_json()

@@ -1073,8 +1073,6 @@ def _retry_pass(
     under the new budgets, one task per file that has any, optionally only on
     nodes with `options.node_resource`."""
     config = manifest.config.spilling_to(options.config.limits.spill_dir)
-    if config.min_cells:
-        raise ConfigError("--retry-limits re-solves fixed-cell runs only; this run is a --min-cells run")
     limits = limits_dict(options.config)
     previous = manifest.passes[-1] if manifest.passes else limits_dict(config)
     if limits != previous or not manifest.passes:

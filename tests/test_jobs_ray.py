@@ -23,6 +23,7 @@ import pytest
 import ray
 from test_jobs import cli, dataset, reference
 
+import analyzer
 from jobs import runformat
 from jobs.config import build_config
 from jobs.ranges import DealRange
@@ -112,6 +113,29 @@ def test_retry_limits_resolves_only_limit_rows(ray_address: str, tmp_path: Path,
     assert m is not None and m.passes[0]["max_positions"] == 200000
     assert [h.kind for h in m.history] == ["run", "retry-limits", "retry-limits", "retry-limits"]
     assert [h.status for h in m.history] == ["complete", "failed", "failed", "complete"]
+
+
+def test_retry_limits_settles_a_min_cells_run(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert cli(["run", "1-12", "--out", str(out), "--min-cells", "--max-cells", "5", "--max-positions", "2000"]) == 0
+    first = dataset(out).to_pylist()
+    limited = sorted({r["deal_number"] for r in first if r["outcome"] == "limit"})
+    assert limited
+    capsys.readouterr()
+    assert cli(["run", "1-12", "--out", str(out), "--min-cells", "--max-cells", "5", "--retry-limits", "--max-positions", "5M"]) == 0
+    after = dataset(out).to_pylist()
+    assert not [r for r in after if r["outcome"] == "limit"]
+    for n in range(1, 13):
+        rows = [r for r in after if r["deal_number"] == n]
+        m = analyzer.min_cells(n, max_cells=5)
+        assert {r["min_cells"] for r in rows} == {m.min_cells}
+        if n in limited:
+            assert {r["attempts"] for r in rows} == {2}
+            history = json.loads(rows[0]["attempt_history"])
+            assert [h["max_positions"] for h in history] == [2000, 5_000_000] and history[0]["outcome"] == "limit"
+        else:
+            assert rows == [r for r in first if r["deal_number"] == n]
+    assert cli(["validate", str(out), "--all"]) == 0
 
 
 def test_run_json_quiet_and_verbose(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
