@@ -162,8 +162,17 @@ LIMIT_KEYS: Final = ("max_positions", "max_bytes", "max_disk", "max_seconds")
 
 
 def limits_to_dict(lim: Limits) -> dict[str, Any]:
-    """`Limits` as a JSON object (keys `LIMIT_KEYS`; `None` is no budget)."""
-    return {"max_positions": lim.max_positions, "max_bytes": lim.max_bytes, "max_disk": lim.max_disk, "max_seconds": lim.max_seconds}
+    """`Limits` as a JSON object (keys `LIMIT_KEYS`; `None` is no budget).
+    A disk budget of 0 is left out: runs made before the prover could spill
+    have no ``max_disk``, and their configurations keep their hashes.
+
+    >>> limits_to_dict(Limits(max_disk=0))
+    {'max_positions': None, 'max_bytes': 1073741824, 'max_seconds': None}
+    """
+    d: dict[str, Any] = {"max_positions": lim.max_positions, "max_bytes": lim.max_bytes, "max_disk": lim.max_disk, "max_seconds": lim.max_seconds}
+    if not lim.max_disk:
+        del d["max_disk"]
+    return d
 
 
 def limits_from_dict(d: Mapping[str, Any], spill_dir: str | None = None) -> Limits:

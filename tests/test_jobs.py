@@ -6,6 +6,7 @@ test_jobs_cluster.py."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -272,6 +273,20 @@ def test_solve_chunk_matches_the_engine() -> None:
     assert meta[b"fca.config"].decode() == config.canonical_json()
     assert meta[b"fca.config_hash"].decode() == config.config_hash()
     assert (meta[b"fca.deal_start"], meta[b"fca.deal_end"]) == (b"1", b"6")
+
+
+def test_a_configuration_from_before_the_disk_budget_keeps_its_hash() -> None:
+    # run.json of a run made before --max-disk existed: no max_disk, read as 0.
+    old = {
+        "variant": analyzer.Variant.named("freecell").as_dict(),
+        "cells": [4],
+        "min_cells": False,
+        "limits": {"max_positions": 100_000_000, "max_bytes": 2**30, "max_seconds": None},
+    }
+    c = RunConfig.from_dict(old)
+    assert c.limits.max_disk == 0
+    assert json.loads(c.canonical_json()) == old
+    assert c.config_hash() == hashlib.sha256(json.dumps(old, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def test_solve_chunk_min_cells() -> None:
