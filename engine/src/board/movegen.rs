@@ -391,15 +391,11 @@ impl Board {
             }
             m
         };
-        let mut empty_cells = 0u32;
-        let mut first_empty_cell = 0u8;
+        let mut free_cells = 0u16;
         for i in 0..ncells {
             let c = self.cells[i];
             if c == NO_CARD {
-                if empty_cells == 0 {
-                    first_empty_cell = i as u8;
-                }
-                empty_cells += 1;
+                free_cells |= 1 << i;
             } else if self.found[(c & 3) as usize] == c >> 2 {
                 out.push(Move::Home {
                     from: Loc::Cell(i as u8),
@@ -407,6 +403,8 @@ impl Board {
                 });
             }
         }
+        let empty_cells = free_cells.count_ones();
+        let first_empty_cell = free_cells.trailing_zeros() as u8;
         let empty_cols = empty_mask.count_ones();
         let limit_onto = v.max_run(empty_cells, empty_cols) as usize;
         let limit_empty = if empty_cols > 0 {
@@ -423,11 +421,16 @@ impl Board {
         } else {
             0
         };
-        for src in 0..nc {
+        // The non-empty columns, and those whose top may go to a cell:
+        // pruned, a lone card that can go onto no column (its
+        // destinations, found below, are its top's); else all of them.
+        let columns = ((1u32 << nc) - 1) as u16 & !empty_mask;
+        let mut to_cell = if PRUNED { 0 } else { columns };
+        let mut sources = columns;
+        while sources != 0 {
+            let src = sources.trailing_zeros() as usize;
+            sources &= sources - 1;
             let len = self.lens[src] as usize;
-            if len == 0 {
-                continue;
-            }
             let run = ((runs >> (4 * src)) & 15) as usize;
             let col = &self.cols[src];
             // Per destination, the cards of the run that fit on its top
@@ -437,6 +440,9 @@ impl Board {
             if PRUNED {
                 if run == 1 || run <= limit_onto {
                     mask = onto_cols(col[(len - run) & (COL_CAP - 1)]);
+                }
+                if run == 1 && mask == 0 {
+                    to_cell |= 1 << src;
                 }
             } else {
                 for k in 1..=run.min(limit_onto.max(1)) {
@@ -533,17 +539,11 @@ impl Board {
         // Column to cell (pruned: a lone card only, not a run's top, and
         // only one that can go onto no column).
         if empty_cells > 0 {
-            for src in 0..nc {
-                let run = (runs >> (4 * src)) & 15;
-                let len = self.lens[src] as usize;
-                if len == 0 || (PRUNED && run > 1) {
-                    continue;
-                }
-                if PRUNED && onto_cols(self.cols[src][(len - 1) & (COL_CAP - 1)]) != 0 {
-                    continue;
-                }
+            while to_cell != 0 {
+                let src = to_cell.trailing_zeros() as u8;
+                to_cell &= to_cell - 1;
                 out.push(Move::Shift {
-                    from: Loc::Column(src as u8),
+                    from: Loc::Column(src),
                     to: Loc::Cell(first_empty_cell),
                     count: 1,
                 });
