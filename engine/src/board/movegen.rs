@@ -7,6 +7,17 @@ use super::{Board, COL_CAP, NO_CARD};
 use crate::card::Card;
 use crate::variant::MAX_COLUMNS;
 
+/// Each suit's next card as a bit set over card codes (a complete suit's
+/// is a code past 51, which no card has).
+#[inline(always)]
+fn next_cards(found: [u8; 4]) -> u64 {
+    let f = u32::from_le_bytes(found);
+    (1u64 << (4 * (f & 0xFF)))
+        | (1u64 << (4 * ((f >> 8) & 0xFF) + 1))
+        | (1u64 << (4 * ((f >> 16) & 0xFF) + 2))
+        | (1u64 << (4 * (f >> 24) + 3))
+}
+
 impl Board {
     /// Generates moves. With `all`, every legal move (moves to each empty cell
     /// and each empty column, whole columns into empty columns); without, one
@@ -337,14 +348,18 @@ impl Board {
         self.gen_moves_checked::<true>(out, runs);
     }
 
-    /// `gen_moves_fast`, which debug builds compare with the shared
-    /// generator (and `runs` with `runs()`).
+    /// `gen_moves_pruned_fast` or `gen_moves_all_fast`, which debug builds
+    /// compare with the shared generator (and `runs` with `runs()`).
     #[inline(always)]
     fn gen_moves_checked<const PRUNED: bool>(&self, out: &mut Vec<Move>, runs: u64) {
         debug_assert_eq!(runs, self.runs());
         #[cfg(debug_assertions)]
         let start = out.len();
-        self.gen_moves_fast::<PRUNED>(out, runs);
+        if PRUNED {
+            self.gen_moves_pruned_fast(out, runs);
+        } else {
+            self.gen_moves_all_fast(out, runs);
+        }
         #[cfg(debug_assertions)]
         {
             let mut want = Vec::new();
@@ -353,14 +368,18 @@ impl Board {
         }
     }
 
-    /// The generator of `gen_moves_pruned` and `gen_moves_with_runs`.
+    /// The generator of `gen_moves_pruned`: the shared generator's moves
+    /// (`gen_moves_inner` with `pruned`) in its order. One pass over the
+    /// columns finds their tops (a bit set, and the column of each) and the
+    /// empty ones; the moves home come from the tops and a bit set of the
+    /// suits' next cards; every source moves its whole top run, so one
+    /// table lookup per non-empty column finds its destinations; only
+    /// occupied cells are visited; and the rare case, an empty column to
+    /// fill, is kept off the common path.
     #[inline(always)]
-    fn gen_moves_fast<const PRUNED: bool>(&self, out: &mut Vec<Move>, runs: u64) {
+    fn gen_moves_pruned_fast(&self, out: &mut Vec<Move>, runs: u64) {
         let v = self.variant;
         let (nc, ncells) = (self.ncols(), self.ncells());
-        // The columns' top cards, as a bit set and by column; the columns
-        // a card builds on are then found from the cards it may go onto
-        // (`Variant::parents_table`: at most two are tops).
         let parents = v.parents_table();
         let mut tops = 0u64;
         let mut top_col = [0u8; 64];
@@ -369,18 +388,30 @@ impl Board {
             let l = self.lens[i] as usize;
             if l == 0 {
                 empty_mask |= 1 << i;
-                continue;
+            } else {
+                let t = self.cols[i][(l - 1) & (COL_CAP - 1)] & 63;
+                tops |= 1 << t;
+                top_col[t as usize] = i as u8;
             }
-            let t = self.cols[i][(l - 1) & (COL_CAP - 1)];
-            let (r, suit) = (t >> 2, (t & 3) as usize);
-            if self.found[suit] == r {
+        }
+        // The moves home, columns first (in column order), then cells.
+        let need = next_cards(self.found);
+        let mut home = tops & need;
+        if home != 0 {
+            let mut cols = 0u16;
+            while home != 0 {
+                cols |= 1 << top_col[home.trailing_zeros() as usize];
+                home &= home - 1;
+            }
+            while cols != 0 {
+                let i = cols.trailing_zeros() as usize;
+                cols &= cols - 1;
+                let t = self.cols[i][(self.lens[i] as usize - 1) & (COL_CAP - 1)];
                 out.push(Move::Home {
                     from: Loc::Column(i as u8),
-                    suit: suit as u8,
+                    suit: t & 3,
                 });
             }
-            tops |= 1 << (t & 63);
-            top_col[(t & 63) as usize] = i as u8;
         }
         let onto_cols = |c: u8| -> u16 {
             let mut p = parents[(c & 63) as usize] & tops;
@@ -391,22 +422,230 @@ impl Board {
             }
             m
         };
-        let mut empty_cells = 0u32;
-        let mut first_empty_cell = 0u8;
+        let mut free_cells = 0u16;
+        let mut held_cells = 0u16;
         for i in 0..ncells {
             let c = self.cells[i];
             if c == NO_CARD {
-                if empty_cells == 0 {
-                    first_empty_cell = i as u8;
+                free_cells |= 1 << i;
+            } else {
+                held_cells |= 1 << i;
+                if need >> (c & 63) & 1 != 0 {
+                    out.push(Move::Home {
+                        from: Loc::Cell(i as u8),
+                        suit: c & 3,
+                    });
                 }
-                empty_cells += 1;
-            } else if self.found[(c & 3) as usize] == c >> 2 {
-                out.push(Move::Home {
-                    from: Loc::Cell(i as u8),
-                    suit: c & 3,
+            }
+        }
+        let empty_cells = free_cells.count_ones();
+        let empty_cols = empty_mask.count_ones();
+        let limit_onto = v.max_run(empty_cells, empty_cols) as usize;
+        // One empty column stands for all (the same canonical position).
+        let empty_dst = empty_mask & empty_mask.wrapping_neg();
+        let columns = ((1u32 << nc) - 1) as u16 & !empty_mask;
+        // The lone cards that can go onto no column (to a cell).
+        let mut to_cell = 0u16;
+        if empty_dst == 0 {
+            let mut sources = columns;
+            while sources != 0 {
+                let src = sources.trailing_zeros() as usize;
+                sources &= sources - 1;
+                let len = self.lens[src] as usize;
+                let run = ((runs >> (4 * src)) & 15) as usize;
+                if run > 1 && run > limit_onto {
+                    continue;
+                }
+                let mut mask = onto_cols(self.cols[src][(len - run) & (COL_CAP - 1)]);
+                if mask == 0 {
+                    to_cell |= ((run == 1) as u16) << src;
+                    continue;
+                }
+                while mask != 0 {
+                    let dst = mask.trailing_zeros() as u8;
+                    mask &= mask - 1;
+                    out.push(Move::Shift {
+                        from: Loc::Column(src as u8),
+                        to: Loc::Column(dst),
+                        count: run as u8,
+                    });
+                }
+            }
+            let mut held = held_cells;
+            while held != 0 {
+                let i = held.trailing_zeros() as u8;
+                held &= held - 1;
+                let mut mask = onto_cols(self.cells[i as usize]);
+                while mask != 0 {
+                    let dst = mask.trailing_zeros() as u8;
+                    mask &= mask - 1;
+                    out.push(Move::Shift {
+                        from: Loc::Cell(i),
+                        to: Loc::Column(dst),
+                        count: 1,
+                    });
+                }
+            }
+        } else {
+            let limit_empty = v.max_run(empty_cells, empty_cols - 1) as usize;
+            // The cards that could go onto a card put into the empty
+            // column (`gen_moves_pruned`).
+            let movable = self.movable_cards(runs);
+            let mut sources = columns;
+            while sources != 0 {
+                let src = sources.trailing_zeros() as usize;
+                sources &= sources - 1;
+                let len = self.lens[src] as usize;
+                let run = ((runs >> (4 * src)) & 15) as usize;
+                let col = &self.cols[src];
+                let mut mask = 0u16;
+                if run == 1 || run <= limit_onto {
+                    mask = onto_cols(col[(len - run) & (COL_CAP - 1)]);
+                }
+                if run == 1 && mask == 0 {
+                    to_cell |= 1 << src;
+                }
+                let mut bits = mask | empty_dst;
+                while bits != 0 {
+                    let dst = bits.trailing_zeros() as u8;
+                    bits &= bits - 1;
+                    if mask & (1 << dst) != 0 {
+                        out.push(Move::Shift {
+                            from: Loc::Column(src as u8),
+                            to: Loc::Column(dst),
+                            count: run as u8,
+                        });
+                        continue;
+                    }
+                    // Into the empty column: one card (only while no cell
+                    // is free, and only if the card under it then has a
+                    // use), or as much of the run as fits; never the whole
+                    // column (the same position), nor the whole run when
+                    // it can go onto a column.
+                    let lim = limit_empty.min(run);
+                    let whole_elsewhere = mask != 0 && lim == run;
+                    let one = empty_cells == 0
+                        && len > 1
+                        && !(whole_elsewhere && run == 1)
+                        && self.exposes_a_use(src, movable);
+                    let ks = [(one, 1), (lim > 1 && !whole_elsewhere, lim)];
+                    for (wanted, k) in ks {
+                        if wanted && k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)]))
+                        {
+                            out.push(Move::Shift {
+                                from: Loc::Column(src as u8),
+                                to: Loc::Column(dst),
+                                count: k as u8,
+                            });
+                        }
+                    }
+                }
+            }
+            // Cell to column: into the empty column only a card that can
+            // go onto no column and that some card could then go onto.
+            let builds = v.builds_on_table();
+            let mut held = held_cells;
+            while held != 0 {
+                let i = held.trailing_zeros() as u8;
+                held &= held - 1;
+                let c = self.cells[i as usize];
+                let mut mask = onto_cols(c);
+                if v.fills_empty(Card(c)) && mask == 0 && builds[(c & 63) as usize] & movable != 0 {
+                    mask |= empty_dst;
+                }
+                while mask != 0 {
+                    let dst = mask.trailing_zeros() as u8;
+                    mask &= mask - 1;
+                    out.push(Move::Shift {
+                        from: Loc::Cell(i),
+                        to: Loc::Column(dst),
+                        count: 1,
+                    });
+                }
+            }
+        }
+        // Column to cell: a lone card that can go onto no column, to the
+        // first free cell.
+        if free_cells != 0 {
+            let cell = free_cells.trailing_zeros() as u8;
+            while to_cell != 0 {
+                let src = to_cell.trailing_zeros() as u8;
+                to_cell &= to_cell - 1;
+                out.push(Move::Shift {
+                    from: Loc::Column(src),
+                    to: Loc::Cell(cell),
+                    count: 1,
                 });
             }
         }
+    }
+
+    /// The generator of `gen_moves_with_runs` (the complete search's),
+    /// in the form of `gen_moves_pruned_fast`: the moves home from a bit
+    /// set of the suits' next cards, only non-empty columns and occupied
+    /// cells visited, the empty column's moves off the common path.
+    #[inline(always)]
+    fn gen_moves_all_fast(&self, out: &mut Vec<Move>, runs: u64) {
+        let v = self.variant;
+        let (nc, ncells) = (self.ncols(), self.ncells());
+        let parents = v.parents_table();
+        let mut tops = 0u64;
+        let mut top_col = [0u8; 64];
+        let mut empty_mask = 0u16;
+        for i in 0..nc {
+            let l = self.lens[i] as usize;
+            if l == 0 {
+                empty_mask |= 1 << i;
+            } else {
+                let t = self.cols[i][(l - 1) & (COL_CAP - 1)] & 63;
+                tops |= 1 << t;
+                top_col[t as usize] = i as u8;
+            }
+        }
+        let need = next_cards(self.found);
+        let mut home = tops & need;
+        if home != 0 {
+            let mut cols = 0u16;
+            while home != 0 {
+                cols |= 1 << top_col[home.trailing_zeros() as usize];
+                home &= home - 1;
+            }
+            while cols != 0 {
+                let i = cols.trailing_zeros() as usize;
+                cols &= cols - 1;
+                let t = self.cols[i][(self.lens[i] as usize - 1) & (COL_CAP - 1)];
+                out.push(Move::Home {
+                    from: Loc::Column(i as u8),
+                    suit: t & 3,
+                });
+            }
+        }
+        let onto_cols = |c: u8| -> u16 {
+            let mut p = parents[(c & 63) as usize] & tops;
+            let mut m = 0u16;
+            while p != 0 {
+                m |= 1 << top_col[p.trailing_zeros() as usize];
+                p &= p - 1;
+            }
+            m
+        };
+        let mut free_cells = 0u16;
+        let mut held_cells = 0u16;
+        for i in 0..ncells {
+            let c = self.cells[i];
+            if c == NO_CARD {
+                free_cells |= 1 << i;
+            } else {
+                held_cells |= 1 << i;
+                if need >> (c & 63) & 1 != 0 {
+                    out.push(Move::Home {
+                        from: Loc::Cell(i as u8),
+                        suit: c & 3,
+                    });
+                }
+            }
+        }
+        let empty_cells = free_cells.count_ones();
         let empty_cols = empty_mask.count_ones();
         let limit_onto = v.max_run(empty_cells, empty_cols) as usize;
         let limit_empty = if empty_cols > 0 {
@@ -416,36 +655,23 @@ impl Board {
         };
         // One empty column stands for all (the same canonical position).
         let empty_dst = empty_mask & empty_mask.wrapping_neg();
-        // Pruned: the cards that could go onto a card put into an empty
-        // column (`gen_moves_pruned`).
-        let movable = if PRUNED && empty_dst != 0 {
-            self.movable_cards(runs)
-        } else {
-            0
-        };
-        for src in 0..nc {
+        let columns = ((1u32 << nc) - 1) as u16 & !empty_mask;
+        let mut sources = columns;
+        while sources != 0 {
+            let src = sources.trailing_zeros() as usize;
+            sources &= sources - 1;
             let len = self.lens[src] as usize;
-            if len == 0 {
-                continue;
-            }
             let run = ((runs >> (4 * src)) & 15) as usize;
             let col = &self.cols[src];
-            // Per destination, the cards of the run that fit on its top
-            // (pruned: the whole run only).
+            // Per destination, the cards of the run that fit on its top.
             let mut onto = [0u8; MAX_COLUMNS];
             let mut mask = 0u16;
-            if PRUNED {
-                if run == 1 || run <= limit_onto {
-                    mask = onto_cols(col[(len - run) & (COL_CAP - 1)]);
-                }
-            } else {
-                for k in 1..=run.min(limit_onto.max(1)) {
-                    let mut p = onto_cols(col[(len - k) & (COL_CAP - 1)]);
-                    mask |= p;
-                    while p != 0 {
-                        onto[p.trailing_zeros() as usize] = k as u8;
-                        p &= p - 1;
-                    }
+            for k in 1..=run.min(limit_onto.max(1)) {
+                let mut p = onto_cols(col[(len - k) & (COL_CAP - 1)]);
+                mask |= p;
+                while p != 0 {
+                    onto[p.trailing_zeros() as usize] = k as u8;
+                    p &= p - 1;
                 }
             }
             let mut bits = mask | empty_dst;
@@ -453,98 +679,58 @@ impl Board {
                 let dst = bits.trailing_zeros() as u8;
                 bits &= bits - 1;
                 if mask & (1 << dst) != 0 {
-                    let k = if PRUNED {
-                        run as u8
-                    } else {
-                        onto[dst as usize]
-                    };
                     out.push(Move::Shift {
                         from: Loc::Column(src as u8),
                         to: Loc::Column(dst),
-                        count: k,
+                        count: onto[dst as usize],
                     });
-                } else {
-                    // Into the empty column: any part of the run that fits
-                    // (pruned: one card, or as much as fits), never the
-                    // whole column (the same position), and a single card
-                    // only while no cell is free (`gen_moves_with_runs`).
-                    // Pruned: not the whole run when it can go onto a
-                    // column (`gen_moves_pruned`).
-                    let lim = limit_empty.min(run);
-                    let first = if empty_cells > 0 { 2 } else { 1 };
-                    if PRUNED {
-                        let whole_elsewhere = mask != 0 && lim == run;
-                        let one = first == 1
-                            && len > 1
-                            && !(whole_elsewhere && run == 1)
-                            && self.exposes_a_use(src, movable);
-                        let ks = [(one, 1), (lim > 1 && !whole_elsewhere, lim)];
-                        for (wanted, k) in ks {
-                            if wanted
-                                && k != len
-                                && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)]))
-                            {
-                                out.push(Move::Shift {
-                                    from: Loc::Column(src as u8),
-                                    to: Loc::Column(dst),
-                                    count: k as u8,
-                                });
-                            }
-                        }
-                    } else {
-                        for k in first..=lim {
-                            if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
-                                out.push(Move::Shift {
-                                    from: Loc::Column(src as u8),
-                                    to: Loc::Column(dst),
-                                    count: k as u8,
-                                });
-                            }
-                        }
+                    continue;
+                }
+                // Into the empty column: any part of the run that fits,
+                // never the whole column (the same position), and a single
+                // card only while no cell is free (`gen_moves_with_runs`).
+                let first = if empty_cells > 0 { 2 } else { 1 };
+                for k in first..=limit_empty.min(run) {
+                    if k != len && v.fills_empty(Card(col[(len - k) & (COL_CAP - 1)])) {
+                        out.push(Move::Shift {
+                            from: Loc::Column(src as u8),
+                            to: Loc::Column(dst),
+                            count: k as u8,
+                        });
                     }
                 }
             }
         }
-        // Cell to column. Pruned: into an empty column only a card that can
-        // go onto no column and that some card could then go onto: the base
-        // of a column's top run, or a card in a cell (`gen_moves_pruned`).
-        let builds = v.builds_on_table();
-        for i in 0..ncells {
-            let c = self.cells[i];
-            if c == NO_CARD {
-                continue;
-            }
+        // Cell to column.
+        let mut held = held_cells;
+        while held != 0 {
+            let i = held.trailing_zeros() as u8;
+            held &= held - 1;
+            let c = self.cells[i as usize];
             let mut mask = onto_cols(c);
-            if v.fills_empty(Card(c))
-                && !(PRUNED && (mask != 0 || builds[(c & 63) as usize] & movable == 0))
-            {
+            if v.fills_empty(Card(c)) {
                 mask |= empty_dst;
             }
             while mask != 0 {
                 let dst = mask.trailing_zeros() as u8;
                 mask &= mask - 1;
                 out.push(Move::Shift {
-                    from: Loc::Cell(i as u8),
+                    from: Loc::Cell(i),
                     to: Loc::Column(dst),
                     count: 1,
                 });
             }
         }
-        // Column to cell (pruned: a lone card only, not a run's top, and
-        // only one that can go onto no column).
-        if empty_cells > 0 {
-            for src in 0..nc {
-                let run = (runs >> (4 * src)) & 15;
-                let len = self.lens[src] as usize;
-                if len == 0 || (PRUNED && run > 1) {
-                    continue;
-                }
-                if PRUNED && onto_cols(self.cols[src][(len - 1) & (COL_CAP - 1)]) != 0 {
-                    continue;
-                }
+        // Column to cell: every column's top, to the first free cell.
+        if free_cells != 0 {
+            let cell = free_cells.trailing_zeros() as u8;
+            let mut srcs = columns;
+            while srcs != 0 {
+                let src = srcs.trailing_zeros() as u8;
+                srcs &= srcs - 1;
                 out.push(Move::Shift {
-                    from: Loc::Column(src as u8),
-                    to: Loc::Cell(first_empty_cell),
+                    from: Loc::Column(src),
+                    to: Loc::Cell(cell),
                     count: 1,
                 });
             }
@@ -571,12 +757,12 @@ mod tests {
         for b in boards {
             let runs = b.runs();
             let (mut fast, mut want) = (Vec::new(), Vec::new());
-            b.gen_moves_fast::<true>(&mut fast, runs);
+            b.gen_moves_pruned_fast(&mut fast, runs);
             b.gen_moves_inner(&mut want, false, true, true, Some(runs));
             assert_eq!(fast, want, "pruned, {b:?}");
             fast.clear();
             want.clear();
-            b.gen_moves_fast::<false>(&mut fast, runs);
+            b.gen_moves_all_fast(&mut fast, runs);
             b.gen_moves_inner(&mut want, false, false, true, Some(runs));
             assert_eq!(fast, want, "all, {b:?}");
         }
