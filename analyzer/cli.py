@@ -54,6 +54,7 @@ from .cliframe import (
     PROG,
     Parser,
     add_json_option,
+    add_limit_options,
     add_subcommand,
     add_verbosity_options,
     excerpt,
@@ -63,11 +64,8 @@ from .cliframe import (
     option,
     parse_and_run,
     parse_cell_count,
-    parse_count,
     parse_deal_number,
     parse_move_rule,
-    parse_seconds,
-    parse_size,
     parse_variant,
 )
 from .errors import (
@@ -551,7 +549,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _add_solve(subparsers: Subparsers) -> None:
-    defaults = Limits()
     p = add_subcommand(
         subparsers,
         "solve",
@@ -582,33 +579,7 @@ freecell-analyzer solve 11982 --quiet
     )
     p.add_argument("start", metavar="DEAL_OR_BOARDFILE", help="deal number or board file")
     _add_variant_options(p, move_rule=True)
-    p.add_argument(
-        "--max-positions",
-        type=option(parse_count, "positions"),
-        metavar="N",
-        help="budget of stored positions; K/M/G/T suffixes (default: none)",
-    )
-    p.add_argument(
-        "--max-bytes",
-        type=option(parse_size, "bytes"),
-        metavar="B",
-        help=f"memory budget of the search; K/M/G/T suffixes, powers of 1024 (default: {_human_bytes(defaults.max_bytes)})",
-    )
-    p.add_argument(
-        "--max-disk",
-        type=option(lambda text: parse_size(text, lo=0), "bytes"),
-        metavar="B",
-        help=(
-            "disk budget of the prover's spill files (a proof that outgrows --max-bytes goes on on disk); "
-            f"0 keeps it in memory (default: {_human_bytes(defaults.max_disk)})"
-        ),
-    )
-    p.add_argument(
-        "--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="time budget (default: none)"
-    )
-    p.add_argument(
-        "--spill-dir", metavar="DIR", help="where spill files go (default: the system's temporary directory)"
-    )
+    add_limit_options(p)
     p.add_argument("--show", action="store_true", help="print the position after every move")
     add_json_option(p, "the result (the same fields as analyzer.SolveResult)")
     add_verbosity_options(

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeAlias, TypeVar
 
-from ._api import MAX_DEAL, MOVE_RULES, PRESET_NAMES
+from ._api import MAX_DEAL, MOVE_RULES, PRESET_NAMES, Limits
 from .errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -589,3 +589,35 @@ __all__ = [
     "run_main",
     "standalone",
 ]
+
+
+def _size_text(n: int) -> str:
+    return f"{n >> 30}G" if n and n % (1 << 30) == 0 else str(n)
+
+
+def add_limit_options(p: Any, *, per: str = "search") -> None:
+    """The budgets of a search, one spelling for `solve`, `run` and `plan`
+    (`p`: a parser or an argument group): ``--max-bytes``, ``--max-disk``,
+    ``--max-seconds``, ``--max-positions`` and ``--spill-dir``, with the
+    defaults of `analyzer.Limits`."""
+    d = Limits()
+    p.add_argument(
+        "--max-bytes", type=option(parse_size, "bytes"), metavar="B",
+        help=f"memory per {per}, K/M/G/T powers of 1024, e.g. 16G (default: {_size_text(d.max_bytes)})",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-disk", type=option(lambda text: parse_size(text, lo=0), "bytes"), metavar="B",
+        help=f"disk per {per} for the prover's spill files (a proof that outgrows its memory goes on on disk); "
+        f"0 keeps proofs in memory (default: {_size_text(d.max_disk)})",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help=f"seconds per {per} (default: none)"
+    )
+    p.add_argument(
+        "--max-positions", type=option(parse_count, "positions"), metavar="N",
+        help=f"positions stored per {per}, K/M/G/T powers of 1000, e.g. 2M (default: none)",
+    )  # fmt: skip
+    p.add_argument(
+        "--spill-dir", metavar="DIR",
+        help="where spill files go (default: the temporary directory); never changes a result, so not part of a run's configuration",
+    )  # fmt: skip

@@ -23,14 +23,12 @@ from typing import Final
 
 from analyzer._api import MOVE_RULES
 from analyzer.cliframe import (
+    add_limit_options,
     count_option,
     option,
     parse_cell_count,
     parse_cell_range,
-    parse_count,
     parse_move_rule,
-    parse_seconds,
-    parse_size,
     parse_variant,
 )
 
@@ -167,12 +165,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--move-rule", type=option(parse_move_rule, "move rule"), metavar="R", help=f"multi-card move rule: {', '.join(MOVE_RULES)}"
     )
-    p.add_argument("--max-positions", type=option(parse_count, "positions"), metavar="N", help="positions per search, e.g. 2M (default: none)")
-    p.add_argument("--max-bytes", type=option(parse_size, "bytes"), metavar="B", help="bytes per search, e.g. 1G (default: 1G)")
-    p.add_argument(
-        "--max-disk", type=option(lambda text: parse_size(text, lo=0), "bytes"), metavar="B", help="spill disk per search (default: 8G)"
-    )
-    p.add_argument("--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="seconds per search (default: none)")
+    add_limit_options(p)
     p.add_argument(
         "--sample",
         type=count_option("deals", 1, MAX_SAMPLE),

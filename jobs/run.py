@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, cast
 from analyzer._api import MOVE_RULES
 from analyzer.cliframe import (
     add_json_option,
+    add_limit_options,
     add_verbosity_options,
     count_option,
     dispatch,
@@ -50,11 +51,9 @@ from analyzer.cliframe import (
     option,
     parse_cell_count,
     parse_cell_range,
-    parse_count,
     parse_int,
     parse_move_rule,
     parse_seconds,
-    parse_size,
     parse_variant,
     standalone,
 )
@@ -245,26 +244,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "--move-rule", type=option(parse_move_rule, "move rule"), metavar="R", help=f"multi-card move rule: {', '.join(MOVE_RULES)}"
     )
     lim = p.add_argument_group("per-deal limits (a deal that hits one gets outcome 'limit')")
-    lim.add_argument(
-        "--max-positions",
-        type=option(parse_count, "positions"),
-        metavar="N",
-        help="positions stored per search, e.g. 2M (default: none; the byte budgets bind)",
-    )
-    lim.add_argument("--max-bytes", type=option(parse_size, "bytes"), metavar="B", help="memory per search, e.g. 1G (default: 1G)")
-    lim.add_argument(
-        "--max-disk",
-        type=option(lambda text: parse_size(text, lo=0), "bytes"),
-        metavar="B",
-        help="disk per search for the prover's spill files, e.g. 16G; 0 keeps proofs in memory (default: 8G)",
-    )
-    lim.add_argument(
-        "--spill-dir",
-        type=Path,
-        metavar="DIR",
-        help="where searches spill (on every worker; default: its temporary directory); never changes a result",
-    )
-    lim.add_argument("--max-seconds", type=option(parse_seconds, "seconds"), metavar="S", help="seconds per search (default: none)")
+    add_limit_options(lim)
     ray_ = p.add_argument_group("execution")
     ray_.add_argument(
         "--task-deals",
@@ -365,7 +345,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         max_bytes=args.max_bytes,
         max_seconds=args.max_seconds,
         max_disk=args.max_disk,
-        spill_dir=None if args.spill_dir is None else str(args.spill_dir),
+        spill_dir=args.spill_dir,
         fail_deals=fail,
     )
     return RunOptions(
