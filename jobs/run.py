@@ -542,11 +542,14 @@ def _on_signal(signum: int, frame: object) -> None:
     _stop_signal.append(signum)
 
 
-def _catch_signals() -> None:
+def _catch_signals(*, fresh: bool = True) -> None:
     """SIGINT and SIGTERM set a flag that the driver's loop checks at least
-    once a second (installed after Ray's start, which sets handlers of its own)."""
+    once a second. Installed before Ray starts (`fresh`: a new flag) and
+    again after (Ray's start sets handlers of its own), keeping a signal
+    that came meanwhile."""
     if threading.current_thread() is threading.main_thread():
-        _stop_signal.clear()
+        if fresh:
+            _stop_signal.clear()
         signal.signal(signal.SIGTERM, _on_signal)
         signal.signal(signal.SIGINT, _on_signal)
 
@@ -859,7 +862,7 @@ def _drive(
             options.connect_timeout,
             lambda: finish("failed", EXIT_USAGE),
         )
-        _catch_signals()  # after Ray's start, which installs its own handlers
+        _catch_signals(fresh=False)  # after Ray's start, which installs its own handlers
         import ray
 
         _check_memory(config)
@@ -1082,7 +1085,7 @@ def _retry_pass(
             options.connect_timeout,
             lambda: finish("failed", EXIT_USAGE),
         )
-        _catch_signals()
+        _catch_signals(fresh=False)
         import ray
 
         task_memory = options.config.task_memory()
