@@ -171,13 +171,19 @@ def _cli(argv: list[str]) -> int:
     return cli.main(argv)
 
 
-def test_report_and_publish_refuse_an_invalid_run(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _with_first_file_damaged(runs: FixtureRuns, tmp_path: Path) -> Path:
+    """A copy of the 2-cell fixture run with one bit of its first data file flipped."""
     work = tmp_path / "run"
     shutil.copytree(runs.c2, work)
     target = work / sorted(runformat.read_index(work))[0]
     data = bytearray(target.read_bytes())
     data[len(data) // 2] ^= 1
     target.write_bytes(bytes(data))
+    return work
+
+
+def test_report_and_publish_refuse_an_invalid_run(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    work = _with_first_file_damaged(runs, tmp_path)
     assert _cli(["validate", str(work)]) == 1
     capsys.readouterr()
     for argv in (["report", str(work), "--out", str(tmp_path / "rep")], ["publish", str(work), "--out", str(tmp_path / "ds")]):
@@ -190,12 +196,7 @@ def test_report_and_publish_refuse_an_invalid_run(runs: FixtureRuns, tmp_path: P
 def test_a_subset_asked_for_is_published_and_recorded(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The run's first file is damaged: the run as a whole is refused, and
     # the deals of its other files can still be published, as a subset.
-    work = tmp_path / "run"
-    shutil.copytree(runs.c2, work)
-    target = work / sorted(runformat.read_index(work))[0]
-    data = bytearray(target.read_bytes())
-    data[len(data) // 2] ^= 1
-    target.write_bytes(bytes(data))
+    work = _with_first_file_damaged(runs, tmp_path)
     assert _cli(["publish", str(work), "--out", str(tmp_path / "ds"), "--deals", "5-15"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "deals-0000000001-0000000010.parquet" in err
