@@ -116,6 +116,9 @@ DEFAULT_STALL_TIMEOUT: Final = 3600.0
 DEFAULT_PROGRESS_INTERVAL: Final = 30.0
 #: Ray's per-task retry budget for system failures (lost worker or node).
 MAX_RETRIES: Final = 3
+#: Kept free (in the lock file) beyond twice the manifest's size, so that the
+#: run's final status is written even when its output fills the disk.
+RESERVE_MARGIN: Final = 16 * 1024
 
 log = logging.getLogger("jobs.run")
 
@@ -654,6 +657,10 @@ def _prepare(options: RunOptions, note: TextIO) -> tuple[RunLock, Manifest, Invo
             limits=limits_dict(config),
         )
         manifest.history.append(record)
+        # Room for the final status even if the run's output fills the disk:
+        # the manifest is rewritten through a temporary copy, so twice its
+        # size and a margin for what the run adds to it.
+        lock.reserve(2 * len(manifest.to_json()) + RESERVE_MARGIN)
         write_manifest(out, manifest)
     except BaseException:
         lock.release()
@@ -803,6 +810,7 @@ def run(
         record.wall_s = round(time.monotonic() - t_start, 3)
         record.status = status
         record.deals_done = outcome.deals_done
+        lock.free_reserve()
         try:
             write_manifest(out, manifest)
         except StorageError as e:

@@ -471,6 +471,25 @@ class RunLock:
             raise storage_error(e, str(path)) from e
         return cls(path, fd, previous)
 
+    def reserve(self, nbytes: int) -> None:
+        """Pads the lock file with `nbytes` of zeros after the holder's line:
+        space held back so that the final status can still be written when
+        the run's own output fills the disk. `StorageError` when the disk
+        has not that much room now."""
+        line = len(os.pread(self.fd, 4096, 0).split(b"\n", 1)[0]) + 1
+        try:
+            os.pwrite(self.fd, bytes(nbytes), line)
+            os.fsync(self.fd)
+        except OSError as e:
+            self.free_reserve()
+            raise storage_error(e, str(self.path)) from e
+
+    def free_reserve(self) -> None:
+        """Gives the reserved space back (before the last manifest write)."""
+        with contextlib.suppress(OSError):
+            line = len(os.pread(self.fd, 4096, 0).split(b"\n", 1)[0]) + 1
+            os.ftruncate(self.fd, line)
+
     def release(self) -> None:
         if self.fd >= 0:
             with contextlib.suppress(OSError):
@@ -481,7 +500,7 @@ class RunLock:
 
 def _read_holder(fd: int) -> dict[str, Any] | None:
     try:
-        raw = os.pread(fd, 4096, 0)
+        raw = os.pread(fd, 4096, 0).split(b"\n", 1)[0]  # a reserve of zeros may follow
         d = json.loads(raw.decode()) if raw.strip() else None
     except (OSError, ValueError):
         return None

@@ -7,6 +7,7 @@ here is timed (bounds are guards against a hung test)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ import ray
 from test_jobs import cli, dataset, reference
 
 import analyzer
+import jobs.run
 from jobs import runformat
 from jobs.config import build_config
 from jobs.ranges import DealRange
@@ -373,7 +375,37 @@ def test_disk_full_mid_run_is_resumable(ray_address: str, tmp_path: Path, capsys
         assert [r["deal_number"] for r in dataset(out).to_pylist()] == list(range(1, 1001))
         assert all(runformat.run_state(out).covered()[0].start <= r.start for r in kept)
     finally:
-        subprocess.run(["umount", str(mnt)], check=False)
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="needs root to mount a tmpfs")
+def test_final_status_is_written_on_a_disk_left_full(ray_address: str, tmp_path: Path) -> None:
+    # Another writer takes every free byte while the run goes on: the run's
+    # last act, writing its final status, uses the room it reserved at start.
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], check=False).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    filled: list[int] = []
+
+    def fill(_summary: object) -> None:
+        if not filled:
+            with open(mnt / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
+                while True:
+                    filled.append(f.write(b"x" * 1024))
+
+    try:
+        options = jobs.run.RunOptions(
+            deals=(DealRange(1, 400),), out=mnt / "run", config=build_config(max_positions=200_000),
+            task_deals=20, file_deals=100, max_in_flight=2, command=["test"], verbosity=-1,
+        )  # fmt: skip
+        outcome = jobs.run.run(options, on_chunk=fill)
+        assert filled and outcome.exit_code == 3
+        m = runformat.load_manifest(mnt / "run")
+        assert m is not None and m.history[-1].status == "incomplete"
+        assert runformat.lock_holder(mnt / "run") is None
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_read_only_output_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
