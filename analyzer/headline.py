@@ -40,13 +40,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Final
 
 from ._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+else:  # ``status`` combines the index's parts without numpy or pyarrow
+    np = LazyModule("numpy")
+    pa = LazyModule("pyarrow")
 
 #: pyarrow.compute, imported on first use (`combine`, which ``status`` calls,
 #: needs none of it). Untyped: pyarrow's stubs type each compute function

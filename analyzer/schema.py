@@ -13,9 +13,14 @@ DictionaryType(dictionary<values=string, indices=int8, ordered=0>)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import pyarrow as pa
+from ._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:  # ``status`` imports this module and needs no pyarrow
+    pa = LazyModule("pyarrow")
 
 #: Bumped whenever a column is added, removed or changes meaning.
 SCHEMA_VERSION: Final = "2"
@@ -26,39 +31,45 @@ OUTCOMES: Final = ("solved", "unsolvable", "limit", "error")
 
 @dataclass(frozen=True)
 class Column:
-    """One column: name, Arrow type, whether it may be null, meaning, unit."""
+    """One column: name, Arrow type (by name: ``int64``, ``category``, ...),
+    whether it may be null, meaning, unit."""
 
     name: str
-    type: pa.DataType
+    kind: str
     nullable: bool
     description: str
     unit: str = ""
+
+    @property
+    def type(self) -> pa.DataType:
+        if self.kind == "category":
+            return pa.dictionary(pa.int8(), pa.string())
+        t: pa.DataType = getattr(pa, self.kind)()
+        return t
 
     def field(self) -> pa.Field[pa.DataType]:
         meta = {b"description": self.description.encode(), b"unit": self.unit.encode()}
         return pa.field(self.name, self.type, nullable=self.nullable, metadata=meta)
 
 
-_CATEGORY = pa.dictionary(pa.int8(), pa.string())
-
 COLUMNS: Final[tuple[Column, ...]] = (
-    Column("deal_number", pa.int64(), False, "Microsoft deal number (1..8,589,934,591)."),
-    Column("variant", _CATEGORY, False, "Rule preset name (freecell, bakers_game, ...)."),
-    Column("cells", pa.int8(), False, "Number of free cells used for this row.", "cells"),
-    Column("move_rule", _CATEGORY, False, "Multi-card move rule: single, product, doubling or unlimited."),
-    Column("outcome", _CATEGORY, False, "solved, unsolvable (proved by exhaustive search), limit or error."),
-    Column("limit_reason", _CATEGORY, True, "For outcome=limit: the budget that ran out (positions, bytes, disk, time)."),
-    Column("solution_length_single", pa.int32(), True, "Solution length in single-card moves, automatic foundation moves included.", "moves"),
-    Column("solution_length_multi", pa.int32(), True, "Solution length counting each multi-card move as one move.", "moves"),
-    Column("solution", pa.string(), True, "The solution in standard notation, moves separated by spaces."),
-    Column("positions_expanded", pa.int64(), False, "Positions whose moves the solver generated.", "positions"),
-    Column("positions_stored", pa.int64(), False, "Positions held in the solver's visited set.", "positions"),
-    Column("peak_bytes", pa.int64(), False, "Peak memory of the search (visited set and stack).", "bytes"),
-    Column("elapsed_s", pa.float64(), False, "Wall-clock time of the search.", "seconds"),
-    Column("min_cells", pa.int8(), True, "Smallest number of cells with which the deal is won (min-cells runs only; null when not asked or not determined). A min-cells run has a row per count searched: the minimum, solved, and one fewer, proved unsolvable; every other count follows from those.", "cells"),
-    Column("error", pa.string(), True, "For outcome=error: what went wrong."),
-    Column("attempts", pa.int8(), False, "Searches made for this row: 1, plus one per escalation pass (run --retry-limits) that re-solved it.", "searches"),
-    Column("attempt_history", pa.string(), True, "When attempts > 1: JSON list of every attempt in order, each with its budgets (max_positions, max_bytes, max_disk, max_seconds), cells and result (outcome, limit_reason, positions_expanded, peak_bytes, elapsed_s); the row's other columns are the last attempt's. Null for a first attempt, whose budgets are the run's limits."),
+    Column("deal_number", "int64", False, "Microsoft deal number (1..8,589,934,591)."),
+    Column("variant", "category", False, "Rule preset name (freecell, bakers_game, ...)."),
+    Column("cells", "int8", False, "Number of free cells used for this row.", "cells"),
+    Column("move_rule", "category", False, "Multi-card move rule: single, product, doubling or unlimited."),
+    Column("outcome", "category", False, "solved, unsolvable (proved by exhaustive search), limit or error."),
+    Column("limit_reason", "category", True, "For outcome=limit: the budget that ran out (positions, bytes, disk, time)."),
+    Column("solution_length_single", "int32", True, "Solution length in single-card moves, automatic foundation moves included.", "moves"),
+    Column("solution_length_multi", "int32", True, "Solution length counting each multi-card move as one move.", "moves"),
+    Column("solution", "string", True, "The solution in standard notation, moves separated by spaces."),
+    Column("positions_expanded", "int64", False, "Positions whose moves the solver generated.", "positions"),
+    Column("positions_stored", "int64", False, "Positions held in the solver's visited set.", "positions"),
+    Column("peak_bytes", "int64", False, "Peak memory of the search (visited set and stack).", "bytes"),
+    Column("elapsed_s", "float64", False, "Wall-clock time of the search.", "seconds"),
+    Column("min_cells", "int8", True, "Smallest number of cells with which the deal is won (min-cells runs only; null when not asked or not determined). A min-cells run has a row per count searched: the minimum, solved, and one fewer, proved unsolvable; every other count follows from those.", "cells"),
+    Column("error", "string", True, "For outcome=error: what went wrong."),
+    Column("attempts", "int8", False, "Searches made for this row: 1, plus one per escalation pass (run --retry-limits) that re-solved it.", "searches"),
+    Column("attempt_history", "string", True, "When attempts > 1: JSON list of every attempt in order, each with its budgets (max_positions, max_bytes, max_disk, max_seconds), cells and result (outcome, limit_reason, positions_expanded, peak_bytes, elapsed_s); the row's other columns are the last attempt's. Null for a first attempt, whose budgets are the run's limits."),
 )
 
 #: Columns whose values depend on the machine and load, not on the input;

@@ -26,15 +26,20 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Final
 
 from analyzer import verifier
+from analyzer._lazy import LazyModule
 from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
+from analyzer.headline import share_text
 from analyzer.schema import OUTCOMES
 
 from .config import RunConfig
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:  # ``status`` needs no pyarrow
+    pa = LazyModule("pyarrow")
 from .ranges import DealRange, count, format_deals, intersect
 from .runformat import (
     FileInvalid,
@@ -74,8 +79,7 @@ def _coverage_lines(state: RunState) -> tuple[list[str], tuple[DealRange, ...]]:
     total = count(m.deals)
     have = count(intersect(m.deals, state.covered()))
     missing = state.missing()
-    pct = 100.0 * have / total if total else 100.0
-    lines = [f"coverage: {have:,}/{total:,} deals ({pct:.1f}%)"]
+    lines = [f"coverage: {have:,}/{total:,} deals ({share_text(have, total) if total else '100 %'})"]
     parts = count(intersect(missing, [r for r, _ in state.disk.parts]))
     if missing:
         lines.append(f"missing: {count(missing):,} deals: {format_deals(missing, limit=20)}")

@@ -69,6 +69,7 @@ from analyzer.errors import (
     UsageError,
     storage_error,
 )
+from analyzer.headline import share_text
 from analyzer.schema import OUTCOMES
 
 from .check import answer_data, answer_lines
@@ -409,13 +410,13 @@ class Progress:
         self.tick()
 
     def line(self) -> str:
-        """``12000/32000 deals (37.5%), 850 deals/s, ETA 0:00:23; solved ...``"""
+        """``12000/32000 deals (37.5 %), 850 deals/s, ETA 0:00:23; solved ...``"""
         elapsed = time.monotonic() - self.t0
         rate = (self.done - self.done0) / elapsed if elapsed > 0 else 0.0
         eta = _hms((self.total - self.done) / rate) if rate > 0 else "?"
-        pct = 100.0 * self.done / self.total if self.total else 100.0
+        pct = share_text(self.done, self.total) if self.total else "100 %"
         return (
-            f"{self.done}/{self.total} deals ({pct:.1f}%), {rate:.1f} deals/s, "
+            f"{self.done}/{self.total} deals ({pct}), {rate:.1f} deals/s, "
             f"ETA {eta}, elapsed {_hms(elapsed)}; rows: {self._counts()}"
         )
 

@@ -50,10 +50,7 @@ import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
-
-import numpy as np
-import pyarrow as pa
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from analyzer._lazy import LazyModule
 from analyzer.errors import EXIT_FAILURE, AnalyzerError, storage_error
@@ -69,6 +66,12 @@ from .ranges import MAX_DEAL, DealRange, format_deals, merge, parse_deals, subtr
 pc: Any = LazyModule("pyarrow.compute")
 pq: Any = LazyModule("pyarrow.parquet")
 pd: Any = LazyModule("pandas")
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+else:  # ``status`` reads the manifest and index alone
+    np = LazyModule("numpy")
+    pa = LazyModule("pyarrow")
 
 # ---------------------------------------------------------------------------
 # Layout
@@ -563,7 +566,12 @@ class FileEntry:
 
     @classmethod
     def from_json(cls, line: str) -> FileEntry:
-        d = json.loads(line)
+        return cls.from_dict(json.loads(line))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FileEntry:
+        """An entry from its parsed JSON; `ValueError` (or `KeyError`,
+        `TypeError`) when it is not a well-formed entry."""
         e = cls(
             file=str(d["file"]),
             start=int(d["start"]),
@@ -575,9 +583,12 @@ class FileEntry:
             config_hash=str(d["config_hash"]),
             headline=d.get("headline"),
         )
-        if e.file != data_relpath(e.deals) or not re.fullmatch(r"[0-9a-f]{64}", e.sha256):
+        if e.file != data_relpath(e.deals) or _SHA256.fullmatch(e.sha256) is None:
             raise ValueError(f"entry for {e.file} is inconsistent")
         return e
+
+
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
 
 
 def index_path(out: Path) -> Path:
@@ -588,21 +599,34 @@ def read_index(out: Path) -> dict[str, FileEntry]:
     """The index: file → its latest entry. Lines that do not parse (a
     driver killed while appending) are skipped; the files they would name
     show up as unindexed and are checked by the next ``run``."""
-    entries: dict[str, FileEntry] = {}
     try:
         with open(index_path(out), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    e = FileEntry.from_json(line)
-                except (ValueError, KeyError, TypeError, AnalyzerError):
-                    continue
-                entries[e.file] = e
+            lines = [line for line in f.read().splitlines() if line.strip()]
     except FileNotFoundError:
-        pass
+        return {}
     except OSError as e:
         raise RunDirError(f"cannot read {index_path(out)}: {e.strerror}") from e
+    try:
+        # One parse of the whole index (a full-range run has 8,590 lines,
+        # which ``status`` reads at every call); line by line when some line
+        # is damaged, so that a damaged line never merges with its neighbour.
+        parsed: list[Any] = json.loads("[" + ",".join(lines) + "]")
+        if len(parsed) != len(lines):
+            raise ValueError("a line holds no single object")
+    except ValueError:
+        parsed = []
+        for line in lines:
+            try:
+                parsed.append(json.loads(line))
+            except ValueError:
+                continue
+    entries: dict[str, FileEntry] = {}
+    for d in parsed:
+        try:
+            entry = FileEntry.from_dict(d)
+        except (ValueError, KeyError, TypeError, AttributeError, AnalyzerError):
+            continue
+        entries[entry.file] = entry
     return entries
 
 
