@@ -706,6 +706,27 @@ def _reconcile(out: Path, manifest: Manifest, note: TextIO) -> RunState:
     return state
 
 
+@dataclass
+class RedoBudget:
+    """How often a file's parts may be rejected by its seal and solved again
+    (a worker lost mid-write, a damaged disk) before the driver gives up on
+    the file: rows that fail their checks again on fresh searches mean a
+    check and the solver disagree, which more searches do not mend."""
+
+    limit: int = 2
+    used: dict[DealRange, int] = field(default_factory=dict)
+
+    def allow(self, unit: DealRange) -> bool:
+        """Whether `unit` may be solved again; counts the attempt.
+
+        >>> b = RedoBudget(limit=1)
+        >>> [b.allow(DealRange(1, 10)), b.allow(DealRange(1, 10)), b.allow(DealRange(11, 20))]
+        [True, False, True]
+        """
+        self.used[unit] = self.used.get(unit, 0) + 1
+        return self.used[unit] <= self.limit
+
+
 def _probe_address(address: str, timeout: float) -> None:
     """Fails fast (exit 2) when a ``host:port`` address does not accept a TCP
     connection within `timeout` seconds, instead of Ray's minutes of retries."""
@@ -903,6 +924,7 @@ def _drive(
         exhausted = False
         last_progress = time.monotonic()
         memory = config.task_memory()
+        redos = RedoBudget()
 
         def refill() -> None:
             nonlocal exhausted
@@ -986,6 +1008,13 @@ def _drive(
                     if sealed["entry"] is not None:
                         index.append(FileEntry.from_json(sealed["entry"]))
                         outcome.files_sealed += 1
+                        open_units.pop(flight.unit, None)
+                    elif not redos.allow(flight.unit):
+                        # The same file's parts rejected again: new searches
+                        # give the same rows, so a check and the solver disagree.
+                        why = f"application: the parts were rejected {redos.limit + 1} times: {sealed['reason']}"
+                        outcome.failed.append((flight.unit, why))
+                        print(f"seal of deals {flight.unit} failed ({why})", file=err)
                         open_units.pop(flight.unit, None)
                     else:
                         redo = [DealRange(a, b) for a, b in sealed["redo"]]

@@ -301,6 +301,22 @@ def test_solve_chunk_min_cells() -> None:
     assert table_problems(solve_chunk(1, 5, config), config) == []
 
 
+@pytest.mark.parametrize("variant", sorted(p.name for p in _engine.presets()))
+def test_every_preset_passes_the_row_checks(variant: str) -> None:
+    # Relaxed FreeCell (the unlimited rule) solves deal 1 with a multi-card
+    # move that has no single-card expansion: its single length is null,
+    # which the checks allow under that rule only.
+    config = build_config(variant, max_positions=20_000)
+    t = solve_chunk(1, 8, config)
+    assert table_problems(t, config) == []
+    if config.variant.move_rule == "unlimited":
+        assert None in t.column("solution_length_single").to_pylist()
+        freecell = build_config(max_positions=20_000)
+        claimed = t.set_column(1, "variant", pa.array(["freecell"] * t.num_rows).dictionary_encode())
+        claimed = claimed.set_column(3, "move_rule", pa.array(["product"] * t.num_rows).dictionary_encode())
+        assert any("single < multi" in p for p in table_problems(claimed, freecell))
+
+
 def test_injected_failures_become_error_rows() -> None:
     config = build_config(max_positions=50_000, fail_deals=[2, 4])
     rows = solve_chunk(1, 5, config).to_pylist()
