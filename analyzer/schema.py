@@ -59,7 +59,11 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("move_rule", "category", False, "Multi-card move rule: single, product, doubling or unlimited."),
     Column("outcome", "category", False, "solved, unsolvable (proved by exhaustive search), limit or error."),
     Column("limit_reason", "category", True, "For outcome=limit: the budget that ran out (positions, bytes, disk, time)."),
-    Column("solution_length_single", "int32", True, "Solution length in single-card moves, automatic foundation moves included; null under the unlimited move rule when a multi-card move of the solution cannot be played as single-card moves.", "moves"),
+    # Null also for a solution under the unlimited rule with a multi-card move
+    # that cannot be played as single-card moves (relaxed_freecell). The
+    # descriptions are in every file's schema and checked by the readers:
+    # changing one is a new SCHEMA_VERSION, so this is said here instead.
+    Column("solution_length_single", "int32", True, "Solution length in single-card moves, automatic foundation moves included.", "moves"),
     Column("solution_length_multi", "int32", True, "Solution length counting each multi-card move as one move.", "moves"),
     Column("solution", "string", True, "The solution in standard notation, moves separated by spaces."),
     Column("positions_expanded", "int64", False, "Positions whose moves the solver generated.", "positions"),
