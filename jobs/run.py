@@ -708,23 +708,26 @@ def _reconcile(out: Path, manifest: Manifest, note: TextIO) -> RunState:
 
 @dataclass
 class RedoBudget:
-    """How often a file's parts may be rejected by its seal and solved again
-    (a worker lost mid-write, a damaged disk) before the driver gives up on
-    the file: rows that fail their checks again on fresh searches mean a
-    check and the solver disagree, which more searches do not mend."""
+    """How often the same deals' part may be rejected by the seal and solved
+    again (a worker lost mid-write, a damaged disk, a part an older version
+    wrote) before the driver gives up on their file: rows that fail their
+    checks again on fresh searches mean a check and the solver disagree,
+    which more searches do not mend. Each part is counted apart, since a
+    seal reports one bad part at a time."""
 
     limit: int = 2
-    used: dict[DealRange, int] = field(default_factory=dict)
+    used: dict[tuple[DealRange, ...], int] = field(default_factory=dict)
 
-    def allow(self, unit: DealRange) -> bool:
-        """Whether `unit` may be solved again; counts the attempt.
+    def allow(self, redo: tuple[DealRange, ...]) -> bool:
+        """Whether the deals of `redo` may be solved again; counts the attempt.
 
         >>> b = RedoBudget(limit=1)
-        >>> [b.allow(DealRange(1, 10)), b.allow(DealRange(1, 10)), b.allow(DealRange(11, 20))]
+        >>> a, c = (DealRange(1, 10),), (DealRange(11, 20),)
+        >>> [b.allow(a), b.allow(a), b.allow(c)]
         [True, False, True]
         """
-        self.used[unit] = self.used.get(unit, 0) + 1
-        return self.used[unit] <= self.limit
+        self.used[redo] = self.used.get(redo, 0) + 1
+        return self.used[redo] <= self.limit
 
 
 def _probe_address(address: str, timeout: float) -> None:
@@ -1009,8 +1012,8 @@ def _drive(
                         index.append(FileEntry.from_json(sealed["entry"]))
                         outcome.files_sealed += 1
                         open_units.pop(flight.unit, None)
-                    elif not redos.allow(flight.unit):
-                        # The same file's parts rejected again: new searches
+                    elif not redos.allow(tuple(DealRange(a, b) for a, b in sealed["redo"])):
+                        # The same deals' part rejected again: new searches
                         # give the same rows, so a check and the solver disagree.
                         why = f"application: the parts were rejected {redos.limit + 1} times: {sealed['reason']}"
                         outcome.failed.append((flight.unit, why))
