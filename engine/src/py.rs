@@ -1,12 +1,13 @@
 //! PyO3 glue: the only module that knows about Python. Exposed as
 //! `analyzer._engine`; the typed public API is `analyzer/__init__.py`.
 
-use crate::board::{Board, Loc, Move};
+use crate::board::{Board, Loc, Move, Notation};
 use crate::solver::{self, Limits, Outcome, SolveResult};
 use crate::variant::{Build, EmptyRule, MoveRule, Preset, Variant};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyType};
+use pyo3::types::{PyBytes, PyString, PyTuple, PyType};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Raises `analyzer.errors.<kind>(msg)`.
@@ -264,14 +265,15 @@ fn board_from_text(py: Python<'_>, text: &str, variant: VariantRecord) -> PyResu
 }
 
 /// A search's result, as `analyzer.SolveResult` names its fields (without
-/// the deal and variant, which the caller knows).
+/// the deal and variant, which the caller knows). `solution` and `auto` are
+/// tuples made once, their move texts shared (`Texts`).
 #[pyclass(frozen, get_all, name = "SolveRecord", module = "analyzer._engine")]
 struct SolveRecord {
     outcome: &'static str,
     limit_reason: Option<&'static str>,
-    solution: Vec<String>,
+    solution: Py<PyTuple>,
     /// Whether each move of `solution` is an automatic foundation move.
-    auto: Vec<bool>,
+    auto: Py<PyTuple>,
     solution_length_single: Option<u32>,
     solution_length_multi: Option<u32>,
     positions_expanded: u64,
@@ -283,19 +285,78 @@ struct SolveRecord {
     error: Option<String>,
 }
 
-impl From<&SolveResult> for SolveRecord {
-    fn from(r: &SolveResult) -> Self {
+/// A search as it ends on the engine's side, before Python sees it: its
+/// result, or the message of the panic that ended it.
+enum Searched {
+    Done(SolveResult),
+    Panicked(String),
+}
+
+impl From<std::thread::Result<SolveResult>> for Searched {
+    fn from(r: std::thread::Result<SolveResult>) -> Self {
+        match r {
+            Ok(r) => Searched::Done(r),
+            Err(p) => Searched::Panicked(panic_text(&p)),
+        }
+    }
+}
+
+/// Python strings of move texts, each made once per call: a batch's
+/// solutions repeat a few dozen texts millions of times.
+struct Texts<'py> {
+    py: Python<'py>,
+    made: HashMap<Notation, Bound<'py, PyString>>,
+}
+
+impl<'py> Texts<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Texts {
+            py,
+            made: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, n: Notation) -> Bound<'py, PyString> {
+        let py = self.py;
+        self.made
+            .entry(n)
+            .or_insert_with(|| PyString::new(py, n.as_str()))
+            .clone()
+    }
+
+    fn record(&mut self, s: &Searched) -> PyResult<SolveRecord> {
+        let py = self.py;
+        let r = match s {
+            Searched::Done(r) => r,
+            Searched::Panicked(msg) => {
+                return Ok(SolveRecord {
+                    outcome: "error",
+                    limit_reason: None,
+                    solution: PyTuple::empty(py).unbind(),
+                    auto: PyTuple::empty(py).unbind(),
+                    solution_length_single: None,
+                    solution_length_multi: None,
+                    positions_expanded: 0,
+                    positions_stored: 0,
+                    peak_bytes: 0,
+                    peak_disk_bytes: 0,
+                    elapsed_s: 0.0,
+                    error: Some(msg.clone()),
+                })
+            }
+        };
         let sol = r.solution.as_ref();
-        SolveRecord {
+        let notation: &[Notation] = sol.map_or(&[], |s| &s.notation);
+        let auto: &[bool] = sol.map_or(&[], |s| &s.auto);
+        let texts: Vec<Bound<'py, PyString>> = notation.iter().map(|&n| self.get(n)).collect();
+        Ok(SolveRecord {
             outcome: r.outcome.name(),
             limit_reason: match r.outcome {
                 Outcome::Limit(k) => Some(k.name()),
                 _ => None,
             },
-            solution: sol.map_or_else(Vec::new, |s| {
-                s.notation.iter().map(|n| n.as_str().to_owned()).collect()
-            }),
-            auto: sol.map_or_else(Vec::new, |s| s.auto.clone()),
+            solution: PyTuple::new(py, texts)?.unbind(),
+            auto: PyTuple::new(py, auto)?.unbind(),
             solution_length_single: sol.and_then(|s| s.single_len),
             solution_length_multi: sol.map(|s| s.multi_len),
             positions_expanded: r.stats.expanded,
@@ -304,27 +365,7 @@ impl From<&SolveResult> for SolveRecord {
             peak_disk_bytes: r.stats.peak_disk,
             elapsed_s: r.stats.elapsed.as_secs_f64(),
             error: None,
-        }
-    }
-}
-
-impl SolveRecord {
-    /// The `error` row of a search that panicked.
-    fn error(msg: String) -> Self {
-        SolveRecord {
-            outcome: "error",
-            limit_reason: None,
-            solution: Vec::new(),
-            auto: Vec::new(),
-            solution_length_single: None,
-            solution_length_multi: None,
-            positions_expanded: 0,
-            positions_stored: 0,
-            peak_bytes: 0,
-            peak_disk_bytes: 0,
-            elapsed_s: 0.0,
-            error: Some(msg),
-        }
+        })
     }
 }
 
@@ -359,8 +400,10 @@ fn solve(py: Python<'_>, board: &PyBoard, limits: LimitsFields) -> PyResult<Solv
     let b = board.inner.clone();
     let l = Limits::from(limits);
     let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| solver::solve(&b, &l))));
-    r.map(|r| SolveRecord::from(&r))
-        .map_err(|p| err(py, "EngineError", panic_text(&p)))
+    match r {
+        Ok(r) => Texts::new(py).record(&Searched::Done(r)),
+        Err(p) => Err(err(py, "EngineError", panic_text(&p))),
+    }
 }
 
 /// Solves deals `start..stop` (stop excluded) with the GIL released. A panic
@@ -382,7 +425,7 @@ fn solve_range(
         check_deal(py, stop - 1)?;
     }
     let l = Limits::from(limits);
-    let out = py.detach(|| {
+    let searched: Vec<(u64, Searched)> = py.detach(|| {
         (start.max(1) as u64..stop.max(start).max(1) as u64)
             .map(|n| {
                 let r = catch_unwind(AssertUnwindSafe(|| {
@@ -392,14 +435,15 @@ fn solve_range(
                     let b = Board::deal(n, v).expect("validated deal number");
                     solver::solve(&b, &l)
                 }));
-                match r {
-                    Ok(r) => (n, SolveRecord::from(&r)),
-                    Err(p) => (n, SolveRecord::error(panic_text(&p))),
-                }
+                (n, Searched::from(r))
             })
             .collect()
     });
-    Ok(out)
+    let mut texts = Texts::new(py);
+    searched
+        .iter()
+        .map(|(n, s)| Ok((*n, texts.record(s)?)))
+        .collect()
 }
 
 /// Smallest number of cells that wins deal `n`: (min or None, [(cells, result)]).
@@ -431,10 +475,15 @@ fn min_cells(
         }))
     });
     match r {
-        Ok(m) => Ok((
-            m.min,
-            m.searched.iter().map(|(k, r)| (*k, r.into())).collect(),
-        )),
+        Ok(m) => {
+            let mut texts = Texts::new(py);
+            let searched = m
+                .searched
+                .into_iter()
+                .map(|(k, r)| Ok((k, texts.record(&Searched::Done(r))?)))
+                .collect::<PyResult<_>>()?;
+            Ok((m.min, searched))
+        }
         Err(p) => Err(err(py, "EngineError", panic_text(&p))),
     }
 }
