@@ -350,6 +350,24 @@ def build_config(
     return RunConfig(v, ks, min_cells, limits, tuple(sorted(set(fail_deals))))
 
 
+def config_from_args(args: Any, fail_deals: Sequence[int] = ()) -> RunConfig:
+    """`build_config` from the options ``run`` and ``plan`` share (variant,
+    cells, move rule and `analyzer.cliframe.add_limit_options`)."""
+    return build_config(
+        args.variant,
+        cells=args.cells,
+        min_cells=args.min_cells,
+        max_cells=args.max_cells,
+        move_rule=args.move_rule,
+        max_positions=args.max_positions,
+        max_bytes=args.max_bytes,
+        max_seconds=args.max_seconds,
+        max_disk=args.max_disk,
+        spill_dir=getattr(args, "spill_dir", None),
+        fail_deals=fail_deals,
+    )
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Versions recorded with every chunk and run (DESIGN.md metadata keys)."""

@@ -32,7 +32,7 @@ from analyzer.cliframe import (
     parse_variant,
 )
 
-from .config import RunConfig, build_config
+from .config import RunConfig, config_from_args
 from .ranges import DealRange, count, format_deals, parse_deals
 from .runformat import default_file_deals, file_units
 
@@ -184,17 +184,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def handler(args: argparse.Namespace) -> int:
     """``plan``: prints the estimate; exit 0."""
     deals: tuple[DealRange, ...] = args.deals
-    config = build_config(
-        args.variant,
-        cells=args.cells,
-        min_cells=args.min_cells,
-        max_cells=args.max_cells,
-        move_rule=args.move_rule,
-        max_positions=args.max_positions,
-        max_bytes=args.max_bytes,
-        max_seconds=args.max_seconds,
-        max_disk=args.max_disk,
-    )
+    config = config_from_args(args)
     if args.address:
         from .run import connect
 

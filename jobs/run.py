@@ -73,7 +73,7 @@ from analyzer.headline import share_text
 from analyzer.schema import OUTCOMES
 
 from .check import answer_data, answer_lines
-from .config import Provenance, RunConfig, build_config
+from .config import Provenance, RunConfig, config_from_args
 from .errors import ConfigError, RunDirError
 from .ranges import DealRange, count, format_deals, intersect, merge, parse_deals, split_chunks, subtract
 from .runformat import (
@@ -339,19 +339,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         if count(fr) > _MAX_FAIL_DEALS:
             raise ConfigError(f"--fail-deals names more than {_MAX_FAIL_DEALS} deals")
         fail = [n for r in fr for n in r.deals()]
-    config = build_config(
-        args.variant,
-        cells=args.cells,
-        min_cells=args.min_cells,
-        max_cells=args.max_cells,
-        move_rule=args.move_rule,
-        max_positions=args.max_positions,
-        max_bytes=args.max_bytes,
-        max_seconds=args.max_seconds,
-        max_disk=args.max_disk,
-        spill_dir=args.spill_dir,
-        fail_deals=fail,
-    )
+    config = config_from_args(args, fail)
     return RunOptions(
         deals=deals,
         out=Path(args.out),
