@@ -3,6 +3,9 @@
 Every column of a run's Parquet files is declared here with its Arrow type,
 a description and a unit. The Arrow schema, the Parquet field metadata, the
 dataset card's schema table and the docs are all generated from `COLUMNS`.
+Readers check a file's names, types and nullability against it; the
+descriptions and units are documentation and may be reworded without a new
+`SCHEMA_VERSION`.
 
 >>> [c.name for c in COLUMNS][:3]
 ['deal_number', 'variant', 'cells']
@@ -59,11 +62,7 @@ COLUMNS: Final[tuple[Column, ...]] = (
     Column("move_rule", "category", False, "Multi-card move rule: single, product, doubling or unlimited."),
     Column("outcome", "category", False, "solved, unsolvable (proved by exhaustive search), limit or error."),
     Column("limit_reason", "category", True, "For outcome=limit: the budget that ran out (positions, bytes, disk, time)."),
-    # Null also for a solution under the unlimited rule with a multi-card move
-    # that cannot be played as single-card moves (relaxed_freecell). The
-    # descriptions are in every file's schema and checked by the readers:
-    # changing one is a new SCHEMA_VERSION, so this is said here instead.
-    Column("solution_length_single", "int32", True, "Solution length in single-card moves, automatic foundation moves included.", "moves"),
+    Column("solution_length_single", "int32", True, "Solution length in single-card moves, automatic foundation moves included; null under the unlimited move rule when a multi-card move of the solution cannot be played as single-card moves.", "moves"),
     Column("solution_length_multi", "int32", True, "Solution length counting each multi-card move as one move.", "moves"),
     Column("solution", "string", True, "The solution in standard notation, moves separated by spaces."),
     Column("positions_expanded", "int64", False, "Positions whose moves the solver generated.", "positions"),

@@ -1050,7 +1050,10 @@ def read_checked(
         raise FileInvalid(path, f"metadata keys missing: {', '.join(missing)}")
     if meta["fca.schema_version"] != SCHEMA_VERSION or meta["fca.format_version"] != str(FORMAT_VERSION):
         raise FileInvalid(path, f"schema {meta['fca.schema_version']!r} / format {meta['fca.format_version']!r}, expected {SCHEMA_VERSION!r} / {FORMAT_VERSION}")
-    if not pf.schema_arrow.remove_metadata().equals(arrow_schema(), check_metadata=True):
+    # Names, types and nullability, not the columns' descriptions and units:
+    # those are documentation, and a file written before one was reworded is
+    # still of this schema version (what a column means is SCHEMA_VERSION's).
+    if not pf.schema_arrow.remove_metadata().equals(arrow_schema(), check_metadata=False):
         raise FileInvalid(path, "columns differ from analyzer.schema")
     if hashlib.sha256(meta["fca.config"].encode()).hexdigest() != meta["fca.config_hash"]:
         raise FileInvalid(path, "fca.config_hash is not the sha256 of fca.config")

@@ -1065,7 +1065,8 @@ def _validate_version(d: Path, replay: int, replay_all: bool, *, seed: int = 0, 
                 pf = pq.ParquetFile(d / s, page_checksum_verification=True)
             except (OSError, pa.ArrowException) as e:
                 return [*problems, f"{s}: not readable Parquet ({e})"]
-            if not pf.schema_arrow.remove_metadata().equals(schema.arrow_schema(), check_metadata=True):
+            # as the run reader: names, types, nullability (not descriptions)
+            if not pf.schema_arrow.remove_metadata().equals(schema.arrow_schema(), check_metadata=False):
                 return [*problems, f"{s}: columns differ from analyzer.schema"]
             meta = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
             if meta.get("fca.config_hash") != m.config_hash:

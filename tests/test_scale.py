@@ -179,3 +179,24 @@ def test_damaged_index_lines_are_skipped_one_by_one(tmp_path: Path) -> None:
     assert sorted(runformat.read_index(out)) == intact
     state = runformat.run_state(out)
     assert len(state.unindexed) == 2  # checked again by the next run
+
+
+def test_files_written_before_a_description_was_reworded_still_read(tmp_path: Path) -> None:
+    # A column's description and unit are documentation: an upgrade that
+    # rewords one must not refuse the runs made before it. A changed type is
+    # another schema and is refused.
+    out = synthetic_run(tmp_path / "run", DealRange(1, 200), 100)
+    m = runformat.require_run_dir(out)
+    rel = sorted(runformat.read_index(out))[0]
+    t = pq.read_table(out / rel)
+    reworded = pa.schema(
+        [f.with_metadata({b"description": b"older wording", b"unit": b""}) for f in t.schema],
+        metadata=t.schema.metadata,
+    )
+    runformat.write_table_file(out / rel, [t.cast(reworded)], reworded)
+    assert runformat.check_file(out / rel, m.config).rows == 100
+    retyped = pa.schema([f.with_type(pa.int32()) if f.name == "positions_stored" else f for f in t.schema],
+                        metadata=t.schema.metadata)  # fmt: skip
+    runformat.write_table_file(out / rel, [t.cast(retyped)], retyped)
+    with pytest.raises(runformat.FileInvalid, match="columns differ"):
+        runformat.check_file(out / rel, m.config)
