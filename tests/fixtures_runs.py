@@ -8,13 +8,16 @@ position budget and the engine's injected failures (`fail_deals`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 
 import analyzer
 from jobs import runformat
@@ -22,6 +25,22 @@ from jobs.chunks import Row, results_table
 from jobs.config import RunConfig
 from jobs.ranges import DealRange
 from jobs.runformat import Invocation
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted at `path` (created) with mount `options` such as
+    ``size=96k`` or ``ro,size=64k``, unmounted after; the test is skipped
+    where it cannot be mounted (root is needed)."""
+    path.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=False).returncode:
+        pytest.skip(f"cannot mount a tmpfs ({options}) here")
+    try:
+        yield path
+    finally:
+        # lazily: a Ray worker may still hold a file open there
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
 
 STARTED = "2024-05-01T10:00:00+00:00"
 FINISHED = "2024-05-01T10:00:02+00:00"

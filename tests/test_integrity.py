@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fixtures_runs import FixtureRuns, shared_runs
+from fixtures_runs import FixtureRuns, shared_runs, tmpfs
 
 import analyzer
 import jobs.check
@@ -236,17 +236,11 @@ def test_validate_dataset_honours_all_and_sample(runs: FixtureRuns, tmp_path: Pa
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a read-only tmpfs")
 def test_report_and_publish_to_a_read_only_filesystem(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)], check=False).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    with tmpfs(tmp_path / "ro", "ro,size=64k") as ro:
         for argv in (["report", str(runs.c4), "--out", str(ro / "rep")], ["publish", str(runs.c4), "--out", str(ro / "ds")]):
             assert _cli(argv) == 2
             err = capsys.readouterr().err
             assert err.count("\n") == 1 and "read-only" in err, err
-    finally:
-        subprocess.run(["umount", str(ro)], check=False)
 
 
 def test_publish_into_a_dangling_symlink_is_refused(runs: FixtureRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import ray
+from fixtures_runs import tmpfs
 from test_jobs import cli, dataset, reference
 
 import analyzer
@@ -343,11 +344,7 @@ def test_sigterm_while_joining_a_cluster_ends_at_once(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="needs root to mount a tmpfs")
 def test_disk_full_mid_run_is_resumable(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)], check=False).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    with tmpfs(tmp_path / "small", "size=96k") as mnt:
         out = mnt / "run"
         # full from the start: one line, exit 3, no temporary file left to block the resume
         filler = mnt / "filler"
@@ -374,27 +371,21 @@ def test_disk_full_mid_run_is_resumable(ray_address: str, tmp_path: Path, capsys
         assert cli(["run", "1-1000", "--out", str(out), *LIMIT]) == 0
         assert [r["deal_number"] for r in dataset(out).to_pylist()] == list(range(1, 1001))
         assert all(runformat.run_state(out).covered()[0].start <= r.start for r in kept)
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="needs root to mount a tmpfs")
 def test_final_status_is_written_on_a_disk_left_full(ray_address: str, tmp_path: Path) -> None:
     # Another writer takes every free byte while the run goes on: the run's
     # last act, writing its final status, uses the room it reserved at start.
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], check=False).returncode:
-        pytest.skip("cannot mount a tmpfs here")
     filled: list[int] = []
+    with tmpfs(tmp_path / "small", "size=256k") as mnt:
 
-    def fill(_summary: object) -> None:
-        if not filled:
-            with open(mnt / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
-                while True:
-                    filled.append(f.write(b"x" * 1024))
+        def fill(_summary: object) -> None:
+            if not filled:
+                with open(mnt / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
+                    while True:
+                        filled.append(f.write(b"x" * 1024))
 
-    try:
         options = jobs.run.RunOptions(
             deals=(DealRange(1, 400),), out=mnt / "run", config=build_config(max_positions=200_000),
             task_deals=20, file_deals=100, max_in_flight=2, command=["test"], verbosity=-1,
@@ -404,8 +395,6 @@ def test_final_status_is_written_on_a_disk_left_full(ray_address: str, tmp_path:
         m = runformat.load_manifest(mnt / "run")
         assert m is not None and m.history[-1].status == "incomplete"
         assert runformat.lock_holder(mnt / "run") is None
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_read_only_output_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
