@@ -481,7 +481,7 @@ class RunLock:
         space held back so that the final status can still be written when
         the run's own output fills the disk. `StorageError` when the disk
         has not that much room now."""
-        line = len(os.pread(self.fd, 4096, 0).split(b"\n", 1)[0]) + 1
+        line = len(_holder_line(self.fd)) + 1
         try:
             os.pwrite(self.fd, bytes(nbytes), line)
             os.fsync(self.fd)
@@ -492,8 +492,7 @@ class RunLock:
     def free_reserve(self) -> None:
         """Gives the reserved space back (before the last manifest write)."""
         with contextlib.suppress(OSError):
-            line = len(os.pread(self.fd, 4096, 0).split(b"\n", 1)[0]) + 1
-            os.ftruncate(self.fd, line)
+            os.ftruncate(self.fd, len(_holder_line(self.fd)) + 1)
 
     def release(self) -> None:
         if self.fd >= 0:
@@ -503,9 +502,15 @@ class RunLock:
             self.fd = -1
 
 
+def _holder_line(fd: int) -> bytes:
+    """The lock file's first line, the holder's JSON (a reserve of zeros may
+    follow it)."""
+    return os.pread(fd, 4096, 0).split(b"\n", 1)[0]
+
+
 def _read_holder(fd: int) -> dict[str, Any] | None:
     try:
-        raw = os.pread(fd, 4096, 0).split(b"\n", 1)[0]  # a reserve of zeros may follow
+        raw = _holder_line(fd)
         d = json.loads(raw.decode()) if raw.strip() else None
     except (OSError, ValueError):
         return None
