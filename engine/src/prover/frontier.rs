@@ -378,6 +378,9 @@ impl Prover<'_> {
             if let Err(s) = self.fit_stop(0) {
                 return s;
             }
+            if self.over_time() {
+                return Step::Limit(super::ProofLimit::Time);
+            }
             // Expand the level.
             sorter = Sorter::new(chunk);
             let mut step = None;
@@ -428,6 +431,11 @@ impl Prover<'_> {
         dir: Option<&Path>,
     ) -> Result<(), Step> {
         self.stats.expanded += 1;
+        // A level can take minutes: the time limit is checked within it, as
+        // the depth-first search checks it, not only between levels.
+        if self.stats.expanded & 1023 == 0 && self.over_time() {
+            return Err(Step::Limit(super::ProofLimit::Time));
+        }
         self.b = b;
         self.b.settle();
         // A win from here is traced back through this position's record.
