@@ -659,6 +659,10 @@ def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, d
             module = importlib.import_module(module_name)
             if only_extends:
                 module.extend(subparsers)
+            elif command is None and hasattr(module, "register_brief"):
+                # The main --help lists subcommands; their options are not
+                # needed, and may cost imports (pandas, matplotlib).
+                module.register_brief(subparsers)
             else:
                 module.register(subparsers)
         except ImportError as error:

@@ -52,6 +52,18 @@ run, a version already published, a read-only output); 3 when the disk
 fills (free space and run it again)."""
 
 
+REPORT_SUMMARY: Final = "tables and figures of one or more runs (report.html, report.md, CSV)"
+PUBLISH_SUMMARY: Final = "a citable dataset from a complete run (Parquet, card, datapackage, checksums)"
+
+
+def register_brief(subparsers: Subparsers) -> None:
+    """Adds `report` and `publish` by name and summary only, for the main
+    ``--help``: the modules that own their options import pandas and
+    matplotlib (about 2 s), which listing them does not need."""
+    for name, summary in (("report", REPORT_SUMMARY), ("publish", PUBLISH_SUMMARY)):
+        subparsers.add_parser(name, help=summary)
+
+
 def register(subparsers: Subparsers) -> None:
     """Adds `report` and `publish` to the main parser's subcommands."""
     from . import publish, report
@@ -60,7 +72,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers,
         "report",
         handler=report.handler,
-        summary="tables and figures of one or more runs (report.html, report.md, CSV)",
+        summary=REPORT_SUMMARY,
         description=REPORT_DESCRIPTION,
         examples="""
             freecell-analyzer report runs/ms32000 --out reports/ms32000
@@ -75,7 +87,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers,
         "publish",
         handler=publish.handler,
-        summary="a citable dataset from a complete run (Parquet, card, datapackage, checksums)",
+        summary=PUBLISH_SUMMARY,
         description=PUBLISH_DESCRIPTION,
         examples="""
             freecell-analyzer publish runs/ms32000 --out datasets/ms32000 --version 1.0.0

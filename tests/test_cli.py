@@ -488,6 +488,26 @@ def test_missing_subcommands_of_other_packages(
     assert "'report' is not available" in capsys.readouterr().err
 
 
+def test_the_main_help_lists_every_subcommand_without_importing_pandas() -> None:
+    # The list needs only each subcommand's summary; the report's modules
+    # import pandas and matplotlib (about 2 s), which it must not wait for.
+    code = (
+        "import contextlib, io, sys\n"
+        "from analyzer import cli\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--help'])\n"
+        "print(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
+        "print(out.getvalue())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    imported, _, page = done.stdout.partition("\n")
+    assert imported == "[]"
+    for name in ("deal", "verify", "solve", "run", "status", "validate", "plan", "report", "publish"):
+        assert f"    {name} " in page, name
+
+
 def test_solve_unlimited_has_no_single_card_length() -> None:
     done = call("solve", "1", "--move-rule", "unlimited")
     assert done.returncode == 0
