@@ -163,13 +163,15 @@ impl<'a> Portfolio<'a> {
         }
         // Sharing starts in the second round; a late member's first turn
         // is not shared: the others have expanded and followed its root,
-        // so sharing would leave it nothing to expand.
+        // so sharing would leave it nothing to expand. With few cells a
+        // late member never shares (`Tuning::late_shared_cells`).
         let sharing = self.quota > t.quota;
+        let late_shares = member.join == 0 || self.board.ncells() as u64 >= t.late_shared_cells;
         let own = self
             .groups
             .iter()
             .position(|g| g.key == k)
-            .filter(|_| sharing && self.quota > member.join);
+            .filter(|_| sharing && self.quota > member.join && late_shares);
         let others = self.held_beside(i, own);
         let room = self.budget.room_beside(others);
         let m = &mut self.members[i];

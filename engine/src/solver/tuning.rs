@@ -64,6 +64,10 @@ pub struct Tuning {
     /// round's quota multiple, or at twice the quota (0: never early).
     pub stagnation: u64,
     pub stagnation_rounds: u32,
+    /// A late member (`Member::join` above 0) shares its group's set of
+    /// expanded positions only in games with at least this many cells;
+    /// with fewer the others' set blocks the lines it would win by.
+    pub late_shared_cells: u64,
     /// From a member quota of `complete_start` on, the complete search
     /// joins each round with 1/`complete_share` of the quota (a running
     /// total; 0: only after the portfolio).
@@ -129,6 +133,7 @@ impl Tuning {
             cap: schedule.int("cap")?,
             stagnation: schedule.int("stagnation")?,
             stagnation_rounds: schedule.int("stagnation_rounds")?,
+            late_shared_cells: schedule.int("late_shared_cells")?,
             complete_share: complete.int("share")?,
             complete_start: complete.int("start")?,
             interleaved_order: complete.weights("interleaved_order")?,
