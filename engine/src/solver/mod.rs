@@ -296,6 +296,42 @@ mod tests {
     }
 
     #[test]
+    fn with_no_cells_the_unpruned_member_wins_where_pruned_moves_run_dry() {
+        // 5055 is won with no cells (FreeCell Pro's list), but every pruned
+        // member runs dry after 201 expansions; the member on the complete
+        // search's moves (`max_cells = 1`) wins it. Without it the search
+        // passes 100,000 positions with no verdict.
+        let b = Board::deal(5055, Variant::default().with_cells(0)).unwrap();
+        let limits = Limits {
+            max_positions: 100_000,
+            ..Limits::default()
+        };
+        let with = solve(&b, &limits);
+        assert_eq!(with.outcome, Outcome::Solved);
+        replay(&b, with.solution.as_ref().unwrap());
+        let pruned_only = shipped_but(|t| t.members.retain(|m| m.pruned));
+        let without = solve_with(&b, &limits, &pruned_only);
+        assert_eq!(without.outcome, Outcome::Limit(LimitKind::Positions));
+    }
+
+    #[test]
+    fn a_member_takes_no_part_in_games_with_more_cells_than_its_max() {
+        // With 2 cells the shipped settings search exactly as they would
+        // without the member limited to 1 cell.
+        let pruned_only = shipped_but(|t| t.members.retain(|m| m.pruned));
+        for deal in [1, 209, 982] {
+            let b = Board::deal(deal, Variant::default().with_cells(2)).unwrap();
+            let limits = Limits {
+                max_positions: 200_000,
+                ..Limits::default()
+            };
+            let a = solve(&b, &limits);
+            let c = solve_with(&b, &limits, &pruned_only);
+            assert_eq!((a.outcome, a.stats.expanded), (c.outcome, c.stats.expanded));
+        }
+    }
+
+    #[test]
     fn tiny_limits_give_limit() {
         let b = Board::deal(11982, Variant::default()).unwrap();
         let r = solve(

@@ -57,7 +57,8 @@ enum Flow {
 
 /// Solves `board` within `limits` with the settings of `tuning`.
 pub(super) fn solve(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveResult {
-    Portfolio::new(board, limits, tuning).run()
+    let tuning = tuning.for_cells(board.ncells() as u64);
+    Portfolio::new(board, limits, &tuning).run()
 }
 
 struct Portfolio<'a> {

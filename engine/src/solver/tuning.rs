@@ -10,6 +10,8 @@
 //! integers (the weights), and `#` comments.
 
 use super::heuristic::Weights;
+use crate::variant::MAX_CELLS;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -35,6 +37,9 @@ pub struct Member {
     /// first round). Members start in order, so late ones come last, in
     /// order of joining.
     pub join: u64,
+    /// The most cells of a game this member plays in; with more it takes no
+    /// turn (`Tuning::for_cells`).
+    pub max_cells: u64,
 }
 
 /// The blocked-deal rule (`Tuning::blocked`).
@@ -97,6 +102,18 @@ impl Tuning {
         &SHIPPED
     }
 
+    /// The settings for a game with `cells` cells: without the members that
+    /// play only with fewer (`Member::max_cells`); borrowed when there are
+    /// none.
+    pub fn for_cells(&self, cells: u64) -> Cow<'_, Tuning> {
+        if self.members.iter().all(|m| cells <= m.max_cells) {
+            return Cow::Borrowed(self);
+        }
+        let mut t = self.clone();
+        t.members.retain(|m| cells <= m.max_cells);
+        Cow::Owned(t)
+    }
+
     /// Reads settings in the form of `tuning.toml`: every table and key of
     /// it (a weight left out weighs 0; `[blocked]` and `[dry]` may be left
     /// out, turning their rule off), nothing else.
@@ -117,6 +134,7 @@ impl Tuning {
                 depth_weight: t.int("depth_weight")?,
                 parks: t.flag("parks")?,
                 join: t.int("join")?,
+                max_cells: t.int("max_cells")?,
             });
             t.done()?;
         }
@@ -173,6 +191,12 @@ impl Tuning {
         }
         if self.members[0].join != 0 {
             return bad("the first member must start in the first round (join = 0)");
+        }
+        // Every game needs a member from the first round on.
+        if (self.members[0].max_cells as usize) < MAX_CELLS {
+            return bad(&format!(
+                "the first member must play with any number of cells (max_cells = {MAX_CELLS})"
+            ));
         }
         // `solve` starts members lazily, in order: a late member before an
         // earlier one would take the earlier one's place.
@@ -413,7 +437,9 @@ mod tests {
     #[test]
     fn the_shipped_settings_read() {
         let t = Tuning::shipped();
-        assert_eq!(t.members.len(), 5);
+        assert_eq!(t.members.len(), 6);
+        assert_eq!(t.members[5].max_cells, 1);
+        assert!(!t.members[5].pruned);
         assert_eq!(t.quota, 150);
         assert_eq!(t.cap, 4_000_000);
         assert_eq!(t.members[4].join, 400);
@@ -434,6 +460,18 @@ mod tests {
         let text = include_str!("tuning.toml");
         assert!(text.contains(old), "{old}");
         Tuning::from_toml(&text.replacen(old, new, 1))
+    }
+
+    #[test]
+    fn a_game_gets_the_members_that_play_with_its_cells() {
+        let t = Tuning::shipped();
+        let four = t.for_cells(4);
+        assert_eq!(four.members.len(), 5);
+        assert!(four.members.iter().all(|m| m.pruned));
+        assert_eq!(t.for_cells(2).members.len(), 5);
+        assert!(matches!(t.for_cells(1), Cow::Borrowed(_)));
+        assert!(matches!(t.for_cells(0), Cow::Borrowed(_)));
+        assert_eq!(t.for_cells(0).members.len(), 6);
     }
 
     #[test]
@@ -489,6 +527,9 @@ mod tests {
                 Err(e) => assert!(e.to_string().contains(want), "{new}: {e}"),
             }
         }
+        // A first member that leaves some games without one.
+        let e = edited("max_cells = 10", "max_cells = 9").unwrap_err();
+        assert!(e.to_string().contains("any number of cells"), "{e}");
         // Members out of the order they join in.
         let text = text.replacen("join = 0\n", "join = 800\n", 1);
         let e = Tuning::from_toml(&text).unwrap_err();
