@@ -511,6 +511,73 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
     guard(py, || panic!("deliberate panic"))
 }
 
+/// One owner's share of a proof split across workers by fingerprint
+/// (`prover::split`; driven by `jobs/split_proof.py`). Records cross as
+/// bytes: `entry` gives the first, `expand` the children by owner, `admit`
+/// takes an owner's.
+#[pyclass(name = "ProofPart", module = "analyzer._engine")]
+struct PyProofPart {
+    inner: crate::prover::split::Part,
+}
+
+#[pymethods]
+impl PyProofPart {
+    #[new]
+    fn new(py: Python<'_>, variant: VariantRecord, owners: u32, me: u32) -> PyResult<Self> {
+        let v = variant_from(py, &variant)?;
+        if owners == 0 || me >= owners {
+            return Err(err(py, "EngineError", format!("owner {me} of {owners}")));
+        }
+        Ok(PyProofPart {
+            inner: crate::prover::split::Part::new(v, owners, me),
+        })
+    }
+
+    /// The start of a proof of `board` split among `owners`: (its owner,
+    /// its record), or None when the safe automatic moves win it.
+    #[staticmethod]
+    fn entry(py: Python<'_>, board: &PyBoard, owners: u32) -> Option<(u32, Py<PyBytes>)> {
+        crate::prover::split::entry(&board.inner, owners.max(1))
+            .map(|(o, rec)| (o, PyBytes::new(py, &rec).unbind()))
+    }
+
+    /// Keeps the records not seen before for the next `expand`; returns
+    /// how many were new.
+    fn admit(&mut self, py: Python<'_>, records: &[u8]) -> PyResult<u64> {
+        let inner = &mut self.inner;
+        py.detach(|| inner.admit(records))
+            .map_err(|e| err(py, "EngineError", e))
+    }
+
+    /// Expands the positions admitted since the last call: (the records of
+    /// their children, one bytes per owner, whether a child is won).
+    fn expand(&mut self, py: Python<'_>) -> (Vec<Py<PyBytes>>, bool) {
+        let inner = &mut self.inner;
+        let level = py.detach(|| inner.expand());
+        let out = level
+            .outboxes
+            .iter()
+            .map(|o| PyBytes::new(py, o).unbind())
+            .collect();
+        (out, level.won)
+    }
+
+    #[getter]
+    fn stored(&self) -> u64 {
+        self.inner.stored()
+    }
+
+    #[getter]
+    fn expanded(&self) -> u64 {
+        self.inner.expanded
+    }
+
+    #[getter]
+    fn bytes(&self) -> u64 {
+        self.inner.bytes()
+    }
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
@@ -521,6 +588,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBoard>()?;
     m.add_class::<VariantRecord>()?;
     m.add_class::<SolveRecord>()?;
+    m.add_class::<PyProofPart>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(deal, m)?)?;
     m.add_function(wrap_pyfunction!(board_from_text, m)?)?;

@@ -46,6 +46,7 @@
 
 mod frontier;
 pub mod seeds;
+pub mod split;
 pub mod table;
 
 use crate::board::{Board, DirtyMark, Loc, Move};
