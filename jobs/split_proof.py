@@ -19,11 +19,14 @@ It gives the same verdicts and stores the same positions as the prover
 
     python -m jobs.split_proof DEAL [--cells K] [--variant V] [--owners N]
         [--address A]
+
+Exit 0 with the verdict on one line; 2 for a bad deal or variant.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -115,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cells", type=int, default=None)
     p.add_argument("--variant", default="freecell")
     p.add_argument("--owners", type=int, default=2)
-    p.add_argument("--address", default=None, help="Ray cluster to join (default: start Ray here)")
+    p.add_argument("--address", default=None, help="Ray cluster to join (default: $RAY_ADDRESS, else start Ray here)")
     a = p.parse_args(argv)
     import ray
 
@@ -124,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     except analyzer.AnalyzerError as e:
         print(f"split_proof: {e}", file=sys.stderr)
         return 2
-    ray.init(address=a.address, include_dashboard=False, log_to_driver=False)
+    address = a.address or os.environ.get("RAY_ADDRESS") or "local"
+    ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
         r = prove_split(board, a.owners)
     finally:
