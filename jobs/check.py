@@ -1,7 +1,9 @@
 """``status`` and ``validate`` for a run directory.
 
 ``status`` says what is done from the run's index and a listing of its
-directories, without opening a data file, so it answers at once at any size:
+directories, without opening a data file, so it answers at once at any size
+(the parts of finished tasks not yet sealed, if any, are read through the
+checked reader and counted in the answer):
 coverage, missing ranges, outcome counts, files, the invocations and who
 holds the run now. ``validate`` checks that what is there is right: every
 data file read through the one checked reader (`jobs.runformat.read_checked`:
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Final
 from analyzer import verifier
 from analyzer._lazy import LazyModule
 from analyzer.errors import EXIT_FAILURE, EXIT_INCOMPLETE, EXIT_OK
-from analyzer.headline import share_text
+from analyzer.headline import Headline, share_text
 from analyzer.schema import OUTCOMES
 
 from .config import RunConfig
@@ -107,10 +109,24 @@ def answer_pointers(config: RunConfig) -> dict[str, str]:
     return {k: f"the report's {k}.csv" for k in ("unsolvable", "limit", "error")}
 
 
+def _answer(state: RunState) -> tuple[Headline, int, list[str]]:
+    """The answer so far: the sealed files' (from the index), with the rows
+    of unsealed parts added when there are some (a run stopped before it
+    sealed them: a long min-cells run seals nothing until a whole file span
+    is done); the deals taken from parts; parts the checked reader refused."""
+    if state.unsealed_parts():
+        return state.headline_with_parts()
+    return state.headline(), 0, []
+
+
 def answer_lines(state: RunState) -> list[str]:
-    """The run's answer (`RunState.headline`), what ``status`` and ``run``'s
-    closing summary open with."""
-    lines = state.headline().lines(csv=answer_pointers(state.manifest.config))
+    """The run's answer (`RunState.headline`, with unsealed parts), what
+    ``status`` and ``run``'s closing summary open with."""
+    h, in_parts, bad = _answer(state)
+    lines = h.lines(csv=answer_pointers(state.manifest.config))
+    if in_parts:
+        lines[0] += f"; {in_parts:,} of them in parts not yet sealed into data files"
+    lines += [f"  (a part the checked reader refused, not counted above: {b})" for b in bad]
     if state.unanswered():
         lines.append(f"  ({state.unanswered()} data files have no part of the answer in the index: not counted above)")
     return lines
@@ -119,9 +135,15 @@ def answer_lines(state: RunState) -> list[str]:
 def answer_data(state: RunState, lines: Sequence[str] | None = None) -> dict[str, object]:
     """The answer as data (``status --json`` and ``run --json``); `lines`
     are its `answer_lines` when already made."""
-    h = state.headline()
+    h, in_parts, bad = _answer(state)
     text = list(lines) if lines is not None else answer_lines(state)
-    return {**h.to_dict(), "files_not_counted": state.unanswered(), "text": text}
+    return {
+        **h.to_dict(),
+        "deals_in_parts": in_parts,
+        "parts_refused": bad,
+        "files_not_counted": state.unanswered(),
+        "text": text,
+    }
 
 
 def _outcome_line(counts: Mapping[str, int], rows: int) -> str:

@@ -61,7 +61,7 @@ from analyzer.schema import OUTCOMES, SCHEMA_VERSION, arrow_schema
 
 from .config import Provenance, RunConfig, canonical_json, limits_to_dict
 from .errors import ConfigError, RunDirError
-from .ranges import MAX_DEAL, DealRange, format_deals, merge, parse_deals, subtract
+from .ranges import MAX_DEAL, DealRange, format_deals, intersect, merge, parse_deals, subtract
 
 #: pyarrow.compute (typed Any: its stubs' overloads reject the Table columns used here),
 #: pyarrow.parquet and pandas, imported when first used.
@@ -821,6 +821,52 @@ class RunState:
             )
         answer: Headline = self._kept["headline"]
         return answer
+
+    def unsealed_parts(self) -> list[tuple[DealRange, Path]]:
+        """The parts whose deals no sealed file covers, in deal order (a part
+        overlapping an earlier one is left out): finished tasks' rows that
+        the next ``run`` seals. Listed, not opened."""
+        covered = self.covered()
+        out: list[tuple[DealRange, Path]] = []
+        reach = 0
+        for r, path in sorted(self.disk.parts, key=lambda p: p[0]):
+            if r.start <= reach or intersect((r,), covered):
+                continue
+            out.append((r, path))
+            reach = r.end
+        return out
+
+    def headline_with_parts(self) -> tuple[Headline, int, list[str]]:
+        """The answer so far with the rows of the unsealed parts added, each
+        part read through the one checked reader (`read_checked`): (the
+        answer, the deals it takes from parts, why parts that failed the
+        reader were left out). Opens the parts, so only worth calling when
+        `unsealed_parts` is not empty; the sealed files' parts come from the
+        index as in `headline`."""
+        if "with_parts" not in self._kept:
+            c = self.manifest.config
+            items: list[tuple[int, Mapping[str, Any]]] = [(e.start, e.headline) for e in self.sealed if e.headline is not None]
+            bad: list[str] = []
+            in_parts = 0
+            for r, path in self.unsealed_parts():
+                try:
+                    answer = [headline_part(t, c) for t in read_checked(path, c, deals=r, part=True)]
+                except FileInvalid as e:
+                    bad.append(str(e))
+                    continue
+                items.append((r.start, merge_headline_parts(answer, c)))
+                in_parts += len(r)
+            items.sort(key=lambda x: x[0])
+            h = combine(
+                (part for _, part in items),
+                label=c.label(),
+                cells=c.cells,
+                min_cells=c.min_cells,
+                declared=[(r.start, r.end) for r in self.manifest.deals],
+            )
+            self._kept["with_parts"] = (h, in_parts, bad)
+        kept: tuple[Headline, int, list[str]] = self._kept["with_parts"]
+        return kept
 
     def unanswered(self) -> int:
         """Sealed files whose index entry has no part of the answer."""

@@ -31,7 +31,7 @@ import jobs.plan
 import jobs.ranges
 import jobs.run
 import jobs.runformat
-from analyzer import _engine
+from analyzer import _engine, headline
 from analyzer.cliframe import EXIT_CODES_HELP, Parser, dispatch
 from analyzer.errors import RangeError, UsageError, VariantError
 from analyzer.schema import COLUMNS, NONDETERMINISTIC, arrow_schema
@@ -446,6 +446,35 @@ def test_status_and_validate_incomplete(tmp_path: Path, capsys: pytest.CaptureFi
     assert "missing: 5 deals: 6-10" in out and "pending deal_block=0/deals-0000000006-0000000010.parquet" in out
     assert cli(["validate", str(run)]) == 3
     assert "result: incomplete (exit 3)" in capsys.readouterr().out
+
+
+def test_status_counts_the_deals_of_unsealed_parts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run stopped before sealing (a min-cells run seals nothing until a
+    whole file span is done) still answers with what its parts hold: each
+    part read through the checked reader, marked as not yet sealed; a part
+    the reader refuses is named and not counted."""
+    run = make_run_dir(tmp_path / "run", "1-20", FAST, 5)
+    for name in ("deals-0000000011-0000000015.parquet", "deals-0000000016-0000000020.parquet"):
+        (run / "deal_block=0" / name).unlink()
+    runformat.write_part(run, solve_chunk(11, 13, FAST))
+    runformat.write_part(run, solve_chunk(14, 15, FAST))
+    whole = runformat.run_state(run)
+    assert whole.headline().deals == 10 and [r for r, _ in whole.unsealed_parts()] == [DealRange(11, 13), DealRange(14, 15)]
+    expected = headline.headline(solve_chunk(1, 15, FAST), label="", cells=[4])
+    assert cli(["status", str(run)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(": 15 of 20 deals have results (75.0 %); 5 of them in parts not yet sealed into data files")
+    assert out[1] == expected.lines()[1]  # the counts of all 15 deals
+    assert cli(["status", str(run), "--json"]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["headline"]["deals"] == 15 and doc["headline"]["deals_in_parts"] == 5
+    # a part that fails the checked reader
+    bad = run / "_run" / "parts" / "deals-0000000014-0000000015.part"
+    bad.write_bytes(bad.read_bytes()[:-20])
+    assert cli(["status", str(run)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(": 13 of 20 deals have results (65.0 %); 3 of them in parts not yet sealed into data files")
+    assert any(line.startswith("  (a part the checked reader refused, not counted above: ") and "deals-0000000014-0000000015.part" in line for line in out)
 
 
 def test_validate_catches_wrong_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
