@@ -576,7 +576,7 @@ def _open_reasons(d: _Deals, counts: Sequence[int], deals: Sequence[int]) -> tup
         strict=True,
     ):
         if deal not in why:
-            why[deal] = f"{o} at {k} cells" + (f": {r}" if o == "limit" and r else "")
+            why[deal] = f"{o} at {k} cell{'' if k == 1 else 's'}" + (f": {r}" if o == "limit" and r else "")
     return tuple((deal, why.get(deal, "not tried")) for deal in deals)
 
 
