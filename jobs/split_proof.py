@@ -20,7 +20,8 @@ It gives the same verdicts and stores the same positions as the prover
     python -m jobs.split_proof DEAL [--cells K] [--variant V] [--owners N]
         [--address A]
 
-Exit 0 with the verdict on one line; 2 for a bad deal or variant.
+Exit 0 with the verdict on one line; 2 for a bad deal, variant, number of
+cells or of owners.
 """
 
 from __future__ import annotations
@@ -122,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     import ray
 
+    if a.owners < 1:
+        print(f"split_proof: --owners must be at least 1, not {a.owners}", file=sys.stderr)
+        return 2
     try:
         board = analyzer.deal(a.deal, a.variant, cells=a.cells)
     except analyzer.AnalyzerError as e:

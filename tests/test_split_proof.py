@@ -51,5 +51,9 @@ def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) ->
     assert main(["0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("split_proof: deal number 0 is out of range")
+    assert main(["1", "--owners", "0"]) == 2
+    assert capsys.readouterr().err == "split_proof: --owners must be at least 1, not 0\n"
+    assert main(["1", "--cells", "11"]) == 2
+    assert capsys.readouterr().err.startswith("split_proof: ")
     with pytest.raises(ValueError, match="owners must be at least 1"):
         prove_split(analyzer.deal(1), 0)
