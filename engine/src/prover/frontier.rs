@@ -339,6 +339,7 @@ impl Prover<'_> {
                 }
             }
             self.bfs_disk = 0;
+            self.store.set_other_disk(self.bfs_disk);
             self.bfs_frontier_disk = 0;
             if frontier.ram() > self.limits.max_bytes / 8 {
                 // The level's positions wait on disk while it is expanded.
@@ -350,6 +351,7 @@ impl Prover<'_> {
                 }
                 self.bfs_frontier_disk = frontier.disk();
                 self.bfs_disk = self.bfs_frontier_disk;
+                self.store.set_other_disk(self.bfs_disk);
                 if self.store.disk() + self.bfs_disk > self.limits.max_disk {
                     return Step::Limit(super::ProofLimit::Disk);
                 }
@@ -371,6 +373,7 @@ impl Prover<'_> {
             self.bfs_ram = levels.iter().map(Level::ram_bytes).sum::<u64>() + frontier.ram();
             self.bfs_frontier_disk += levels.iter().map(Level::disk_bytes).sum::<u64>();
             self.bfs_disk = self.bfs_frontier_disk;
+            self.store.set_other_disk(self.bfs_disk);
             if self.store.disk() + self.bfs_disk > self.limits.max_disk && self.bfs_disk > 0 {
                 return Step::Limit(super::ProofLimit::Disk);
             }
@@ -414,6 +417,7 @@ impl Prover<'_> {
             .flush(dir)
             .map_err(|_| Step::Limit(super::ProofLimit::Disk))?;
         self.bfs_disk = self.bfs_frontier_disk + sorter.disk;
+        self.store.set_other_disk(self.bfs_disk);
         if self.store.disk() + self.bfs_disk > self.limits.max_disk {
             return Err(Step::Limit(super::ProofLimit::Disk));
         }

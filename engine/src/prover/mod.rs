@@ -124,7 +124,8 @@ fn prove_with(board: &Board, limits: &ProofLimits, max_depth: usize, table_share
     p.table_share = table_share;
     let outcome = p.run(board);
     p.stats.elapsed = p.t0.elapsed();
-    p.stats.peak_disk = p.store.peak_disk;
+    // The store's peak counts the breadth-first searches' files too.
+    p.stats.peak_disk = p.stats.peak_disk.max(p.store.peak_disk);
     p.stats.seeds = p.store.added;
     p.stats.seeds_dropped = p.store.dropped;
     Proof {
@@ -421,6 +422,7 @@ impl<'a> Prover<'a> {
                 self.bfs_ram = 0;
                 self.bfs_ram_sorter = 0;
                 self.bfs_disk = 0;
+                self.store.set_other_disk(self.bfs_disk);
             }
             self.batch_bytes = 0;
             self.store.release(batch);
@@ -969,6 +971,38 @@ mod tests {
             traced >= 6 && frontier && deferred,
             "{traced} {frontier} {deferred}"
         );
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    /// The disk budget covers every spill file at once: the waiting
+    /// positions' and the breadth-first searches' levels and sort runs. A
+    /// proof's `peak_disk` is exactly the budget it needs: with it the
+    /// proof ends as before, with a byte less it ends on the disk limit.
+    #[test]
+    fn peak_disk_is_the_disk_budget_a_proof_needs() {
+        let dir = spill_dir("disk-budget");
+        let b = Board::deal(11982, Variant::default()).unwrap();
+        let run = |max_disk: u64| {
+            prove_with(
+                &b,
+                &ProofLimits {
+                    max_bytes: 1 << 20,
+                    max_disk,
+                    spill_dir: Some(dir.clone()),
+                    ..ProofLimits::default()
+                },
+                MAX_DEPTH,
+                4096,
+            )
+        };
+        let free = run(1 << 30);
+        assert_eq!(free.outcome, ProofOutcome::Unsolvable);
+        assert!(free.stats.frontier_layers > 0 && free.stats.peak_disk > 0);
+        let exact = run(free.stats.peak_disk);
+        assert_eq!(exact.outcome, ProofOutcome::Unsolvable);
+        assert_eq!(exact.stats.stored, free.stats.stored);
+        let short = run(free.stats.peak_disk - 1);
+        assert_eq!(short.outcome, ProofOutcome::Limit(ProofLimit::Disk));
         std::fs::remove_dir(&dir).unwrap();
     }
 

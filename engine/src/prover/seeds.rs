@@ -423,10 +423,13 @@ pub struct Store {
     recent: Vec<u128>,
     /// Bytes of records in memory.
     ram: u64,
-    /// Bytes in spill files now, and at most.
+    /// Bytes in spill files now, and at most (with `other_disk`).
     disk: u64,
     pub peak_disk: u64,
     max_disk: u64,
+    /// Bytes of other files under the same budget (the prover's
+    /// breadth-first levels and sort runs), set by their owner.
+    other_disk: u64,
     dedupe_max: usize,
     dir: Option<PathBuf>,
     /// Records added and dropped as duplicates.
@@ -447,6 +450,7 @@ impl Store {
             disk: 0,
             peak_disk: 0,
             max_disk,
+            other_disk: 0,
             dedupe_max: ((max_bytes / 64 / 16) as usize)
                 .next_power_of_two()
                 .clamp(DEDUPE_MIN, DEDUPE_MAX),
@@ -464,6 +468,13 @@ impl Store {
     /// Bytes in spill files now.
     pub fn disk(&self) -> u64 {
         self.disk
+    }
+
+    /// Counts `bytes` of other files against the budget: the store spills
+    /// only while its files and those fit in `max_disk` together.
+    pub fn set_other_disk(&mut self, bytes: u64) {
+        self.other_disk = bytes;
+        self.peak_disk = self.peak_disk.max(self.disk + bytes);
     }
 
     pub fn can_spill(&self) -> bool {
@@ -535,13 +546,13 @@ impl Store {
                 self.roots.get_mut(&k).unwrap()
             };
             let n = log.buf.len() as u64;
-            if self.disk + n > self.max_disk {
+            if self.disk + self.other_disk + n > self.max_disk {
                 return Err(StoreError::Disk);
             }
             log.spill(&dir)?;
             self.ram -= size;
             self.disk += n;
-            self.peak_disk = self.peak_disk.max(self.disk);
+            self.peak_disk = self.peak_disk.max(self.disk + self.other_disk);
         }
         Ok(())
     }
@@ -570,12 +581,12 @@ impl Store {
             return Err(StoreError::Disk);
         };
         let n = batch.0.buf.len() as u64;
-        if self.disk + n > self.max_disk {
+        if self.disk + self.other_disk + n > self.max_disk {
             return Err(StoreError::Disk);
         }
         batch.0.spill(&dir)?;
         self.disk += n;
-        self.peak_disk = self.peak_disk.max(self.disk);
+        self.peak_disk = self.peak_disk.max(self.disk + self.other_disk);
         Ok(())
     }
 
