@@ -811,16 +811,20 @@ class RunState:
         records for the sealed files, added up. Files indexed without a part
         (`unanswered`) are left out."""
         if "headline" not in self._kept:
-            c = self.manifest.config
-            self._kept["headline"] = combine(
-                (e.headline for e in self.sealed if e.headline is not None),
-                label=c.label(),
-                cells=c.cells,
-                min_cells=c.min_cells,
-                declared=[(r.start, r.end) for r in self.manifest.deals],
-            )
+            self._kept["headline"] = self._combine(e.headline for e in self.sealed if e.headline is not None)
         answer: Headline = self._kept["headline"]
         return answer
+
+    def _combine(self, parts: Iterable[Mapping[str, Any]]) -> Headline:
+        """The run's answer from `parts` of its rows, given in deal order."""
+        c = self.manifest.config
+        return combine(
+            parts,
+            label=c.label(),
+            cells=c.cells,
+            min_cells=c.min_cells,
+            declared=[(r.start, r.end) for r in self.manifest.deals],
+        )
 
     def unsealed_parts(self) -> list[tuple[DealRange, Path]]:
         """The parts whose deals no sealed file covers, in deal order (a part
@@ -857,14 +861,7 @@ class RunState:
                 items.append((r.start, merge_headline_parts(answer, c)))
                 in_parts += len(r)
             items.sort(key=lambda x: x[0])
-            h = combine(
-                (part for _, part in items),
-                label=c.label(),
-                cells=c.cells,
-                min_cells=c.min_cells,
-                declared=[(r.start, r.end) for r in self.manifest.deals],
-            )
-            self._kept["with_parts"] = (h, in_parts, bad)
+            self._kept["with_parts"] = (self._combine(part for _, part in items), in_parts, bad)
         kept: tuple[Headline, int, list[str]] = self._kept["with_parts"]
         return kept
 
