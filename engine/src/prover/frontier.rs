@@ -338,9 +338,12 @@ impl Prover<'_> {
                     return Step::Limit(super::ProofLimit::Disk);
                 }
             }
-            self.bfs_disk = 0;
-            self.store.set_other_disk(self.bfs_disk);
+            // The sort runs are gone; the last levels' files stay.
+            let levels_disk = levels.iter().map(Level::disk_bytes).sum::<u64>() + fps.disk_bytes();
             self.bfs_frontier_disk = 0;
+            if let Err(s) = self.set_bfs_disk(levels_disk) {
+                return s;
+            }
             if frontier.ram() > self.limits.max_bytes / 8 {
                 // The level's positions wait on disk while it is expanded.
                 let Some(d) = dir.as_deref() else {
@@ -350,12 +353,9 @@ impl Prover<'_> {
                     return Step::Limit(super::ProofLimit::Disk);
                 }
                 self.bfs_frontier_disk = frontier.disk();
-                self.bfs_disk = self.bfs_frontier_disk;
-                self.store.set_other_disk(self.bfs_disk);
-                if self.store.disk() + self.bfs_disk > self.limits.max_disk {
-                    return Step::Limit(super::ProofLimit::Disk);
+                if let Err(s) = self.set_bfs_disk(self.bfs_frontier_disk + levels_disk) {
+                    return s;
                 }
-                self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
             }
             if fps.len == 0 {
                 return Step::Done;
@@ -372,12 +372,9 @@ impl Prover<'_> {
             }
             self.bfs_ram = levels.iter().map(Level::ram_bytes).sum::<u64>() + frontier.ram();
             self.bfs_frontier_disk += levels.iter().map(Level::disk_bytes).sum::<u64>();
-            self.bfs_disk = self.bfs_frontier_disk;
-            self.store.set_other_disk(self.bfs_disk);
-            if self.store.disk() + self.bfs_disk > self.limits.max_disk && self.bfs_disk > 0 {
-                return Step::Limit(super::ProofLimit::Disk);
+            if let Err(s) = self.set_bfs_disk(self.bfs_frontier_disk) {
+                return s;
             }
-            self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
             if let Err(s) = self.fit_stop(0) {
                 return s;
             }
@@ -416,12 +413,17 @@ impl Prover<'_> {
         sorter
             .flush(dir)
             .map_err(|_| Step::Limit(super::ProofLimit::Disk))?;
-        self.bfs_disk = self.bfs_frontier_disk + sorter.disk;
-        self.store.set_other_disk(self.bfs_disk);
-        if self.store.disk() + self.bfs_disk > self.limits.max_disk {
+        self.set_bfs_disk(self.bfs_frontier_disk + sorter.disk)
+    }
+
+    /// Records the breadth-first search's files on disk: they count against
+    /// `max_disk` together with the store's, and in its peak.
+    fn set_bfs_disk(&mut self, bytes: u64) -> Result<(), Step> {
+        self.bfs_disk = bytes;
+        self.store.set_other_disk(bytes);
+        if bytes > 0 && self.store.disk() + bytes > self.limits.max_disk {
             return Err(Step::Limit(super::ProofLimit::Disk));
         }
-        self.stats.peak_disk = self.stats.peak_disk.max(self.store.disk() + self.bfs_disk);
         Ok(())
     }
 

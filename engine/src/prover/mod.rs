@@ -125,7 +125,7 @@ fn prove_with(board: &Board, limits: &ProofLimits, max_depth: usize, table_share
     let outcome = p.run(board);
     p.stats.elapsed = p.t0.elapsed();
     // The store's peak counts the breadth-first searches' files too.
-    p.stats.peak_disk = p.stats.peak_disk.max(p.store.peak_disk);
+    p.stats.peak_disk = p.store.peak_disk;
     p.stats.seeds = p.store.added;
     p.stats.seeds_dropped = p.store.dropped;
     Proof {
@@ -422,7 +422,7 @@ impl<'a> Prover<'a> {
                 self.bfs_ram = 0;
                 self.bfs_ram_sorter = 0;
                 self.bfs_disk = 0;
-                self.store.set_other_disk(self.bfs_disk);
+                self.store.set_other_disk(0);
             }
             self.batch_bytes = 0;
             self.store.release(batch);
