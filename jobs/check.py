@@ -87,6 +87,11 @@ def _coverage_lines(state: RunState) -> tuple[list[str], tuple[DealRange, ...]]:
         lines.append(f"missing: {count(missing):,} deals: {format_deals(missing, limit=20)}")
     if parts:
         lines.append(f"solved, not yet sealed into data files: {parts:,} deals in {len(state.disk.parts)} parts")
+    if state.disk.retry_parts:
+        lines.append(
+            f"re-solved by an unfinished --retry-limits pass, not yet written into their data files: "
+            f"{len(state.disk.retry_parts):,} deals (the same command resumes it)"
+        )
     return lines, missing
 
 
@@ -208,6 +213,7 @@ def _run_data(state: RunState, directory: Path) -> dict[str, object]:
             "problems": state.problems(),
             "pending": state.unsettled(),
             "parts": len(state.disk.parts),
+            "retry_parts": len(state.disk.retry_parts),
             "temporary": len(state.disk.temp_files),
             "ignored": [str(p.relative_to(directory)) for p in state.disk.strays],
         },

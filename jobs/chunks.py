@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import analyzer
 from analyzer import Limits, SolveResult
@@ -209,74 +210,50 @@ def retry_min_cells(rows: Sequence[Mapping[str, Any]], config: RunConfig, limits
     return results_table(out)
 
 
-def retry_data_file(
-    out: Any, rel: str, entry_json: str, config: RunConfig, limits: Mapping[str, Any], attempt: int, provenance: Provenance
-) -> str:
-    """Rewrites one data file with its ``limit`` rows re-solved under
-    `limits` (rows whose last attempt already used `limits` are kept), row
-    group by row group, atomically; returns its new index entry (JSON).
-    `attempt` is the pass number, recorded in the run's manifest."""
-    import pyarrow.compute as _pc
+def needs_retry(rows: Sequence[Mapping[str, Any]], config: RunConfig, limits: Mapping[str, Any]) -> bool:
+    """Whether one deal's rows have a ``limit`` row whose last attempt used
+    other budgets than `limits` (a pass resumed does not solve a deal again)."""
+    return any(r["outcome"] == "limit" and last_budgets(r, config) != dict(limits) for r in rows)
 
-    pc: Any = _pc
 
-    from analyzer.errors import storage_error
+def deals_to_retry(
+    tables: Iterable[pa.Table], config: RunConfig, limits: Mapping[str, Any]
+) -> list[list[dict[str, Any]]]:
+    """Every row of each deal in `tables` (a data file's row groups) that
+    `needs_retry`, grouped by deal, in deal order."""
+    compute: Any = pc
+    out: list[list[dict[str, Any]]] = []
+    for t in tables:
+        limit = compute.equal(strings(t.column("outcome")), "limit")
+        if not pc.any(limit).as_py():
+            continue
+        deals = pc.unique(t.filter(limit).column("deal_number"))
+        rows = t.filter(pc.is_in(t.column("deal_number"), value_set=deals)).to_pylist()
+        by_deal: dict[int, list[dict[str, Any]]] = {}
+        for r in rows:
+            by_deal.setdefault(int(r["deal_number"]), []).append(r)
+        out += [v for _, v in sorted(by_deal.items()) if needs_retry(v, config, limits)]
+    return out
 
-    from .runformat import (
-        FileEntry,
-        file_metadata,
-        headline_part,
-        merge_headline_parts,
-        read_checked,
-        sha256_file,
-        write_table_file,
-    )
 
-    entry = FileEntry.from_json(entry_json)
-    path = out / rel
-    meta = file_metadata(config, entry.deals, provenance)
-    schema = arrow_schema(meta)
-    counts: dict[str, int] = {}
-    answer: list[dict[str, Any]] = []
-
-    written = 0
-
-    def groups() -> Any:
-        nonlocal written
-        for t in read_checked(path, config, entry=entry):
-            limit = pc.equal(strings(t.column("outcome")), "limit").to_numpy(zero_copy_only=False)
-            if limit.any() and config.min_cells:
-                # A deal's rows are redone together (its minimum may move).
-                rows = t.to_pylist()
-                deals = sorted({int(r["deal_number"]) for r, lim in zip(rows, limit, strict=True) if lim and last_budgets(r, config) != dict(limits)})
-                if deals:
-                    redo = set(deals)
-                    keep = [i for i, r in enumerate(rows) if int(r["deal_number"]) not in redo]
-                    redone = [retry_min_cells([r for r in rows if int(r["deal_number"]) == d], config, limits) for d in deals]
-                    t = pa.concat_tables([t.take(keep), *(x.cast(t.schema) for x in redone)]).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
-            elif limit.any():
-                idx = [int(i) for i in limit.nonzero()[0]]
-                rows = t.take(idx).to_pylist()
-                todo = [i for i, r in zip(idx, rows, strict=True) if last_budgets(r, config) != dict(limits)]
-                if todo:
-                    new = retry_rows([rows[idx.index(i)] for i in todo], config, limits)
-                    keep = [i for i in range(t.num_rows) if i not in set(todo)]
-                    t = pa.concat_tables([t.take(keep), new.cast(t.schema)]).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
-            for o in t.column("outcome").to_pylist():
-                counts[str(o)] = counts.get(str(o), 0) + 1
-            written += t.num_rows
-            answer.append(headline_part(t, config))
-            yield t
-
-    try:
-        write_table_file(path, groups(), schema)
-        digest, size = sha256_file(path)
-    except OSError as e:
-        raise storage_error(e, str(path)) from e
-    from analyzer.schema import OUTCOMES
-
-    full = {k: counts.get(k, 0) for k in OUTCOMES}
-    return FileEntry(
-        rel, entry.start, entry.end, written, size, digest, full, config.config_hash(),
-        merge_headline_parts(answer, config),
-    ).to_json()
+def retry_deal(
+    rows: Sequence[Mapping[str, Any]], config: RunConfig, limits: Mapping[str, Any], provenance: Provenance
+) -> pa.Table:
+    """Re-solves one deal under `limits`, given all its rows: in a min-cells
+    run the whole search again (`retry_min_cells`), else each ``limit`` row
+    that `needs_retry` (`retry_rows`). Returns the deal's rows, the others
+    unchanged, as a table with the metadata of a part of that one deal."""
+    deal = int(rows[0]["deal_number"])
+    if config.min_cells:
+        t = retry_min_cells(rows, config, limits)
+    else:
+        todo = [r for r in rows if needs_retry([r], config, limits)]
+        keep = [r for r in rows if not needs_retry([r], config, limits)]
+        t = pa.concat_tables(
+            [
+                pa.Table.from_pylist(keep, schema=arrow_schema()),
+                retry_rows(todo, config, limits).cast(arrow_schema()),
+            ]
+        )
+        t = t.sort_by([("deal_number", "ascending"), ("cells", "ascending")])
+    return t.replace_schema_metadata(file_metadata(config, DealRange(deal, deal), provenance))

@@ -79,6 +79,7 @@ from .ranges import DealRange, count, format_deals, intersect, merge, parse_deal
 from .runformat import (
     CONTROL_DIR,
     PARTITION_DEALS,
+    RETRY_DIR,
     FileEntry,
     FileInvalid,
     IndexWriter,
@@ -102,7 +103,18 @@ from .runformat import (
     run_state,
     write_manifest,
 )
-from .task import SHIP_HINT, EngineUnavailableError, SealResult, TaskSummary, retry_file, run_part, seal_unit
+from .task import (
+    SHIP_HINT,
+    EngineUnavailableError,
+    RetryScan,
+    SealResult,
+    TaskSummary,
+    retry_deals,
+    retry_scan,
+    retry_seal,
+    run_part,
+    seal_unit,
+)
 
 if TYPE_CHECKING:
     from ray import ObjectRef
@@ -473,7 +485,7 @@ def _first_line(exc: BaseException) -> str:
 
 @dataclass
 class _InFlight:
-    kind: Literal["solve", "seal", "retry"]
+    kind: Literal["solve", "seal", "retry", "scan"]
     unit: DealRange
     deals: DealRange
     submitted: float
@@ -1107,6 +1119,7 @@ def _retry_pass(
         return finish("complete", EXIT_OK)
     we_connected = False
     pending: dict[ObjectRef[Any], _InFlight] = {}
+    redone = 0
     try:
         _catch_signals()  # a signal while Ray starts or is joined
         we_connected = connect(
@@ -1133,27 +1146,48 @@ def _retry_pass(
         )
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         window = options.max_in_flight or max(2, 2 * cpus)
-        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(retry_file)
+        # A file is scanned for its deals to re-solve, they are re-solved in
+        # tasks (each deal written as a retry part as soon as it is done, so
+        # an interrupted pass keeps it), and the file is rewritten with them.
+        scanner = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(retry_scan)
+        solver = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(retry_deals)
+        sealer = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(retry_seal)
         resources = {options.node_resource: 0.001} if options.node_resource else None
         index = IndexWriter(options.out)
-        queue = collections.deque(files)
         prov = Provenance.current().as_dict()
         cfg = config.canonical_json()
         out_abs = os.fspath(options.out.resolve())
         counts = dict.fromkeys(OUTCOMES, 0)
-        while queue or pending:
-            while queue and len(pending) < window:
-                e = queue.popleft()
-                ref = task.options(name=f"retry limits deals {e.deals}", memory=task_memory, resources=resources).remote(
-                    e.file, e.to_json(), cfg, limits, attempt, prov, out_abs
-                )
-                pending[ref] = _InFlight("retry", e.deals, e.deals, time.monotonic())
+        by_range = {e.deals: e for e in files}
+        left: dict[DealRange, int] = {}  # deals of a file still being re-solved
+        deals_q: collections.deque[tuple[DealRange, list[list[dict[str, Any]]]]] = collections.deque()
+        scans = collections.deque(files)
+        in_flight = 0  # solving tasks
+
+        def seal(e: FileEntry) -> None:
+            seal_ref = sealer.options(name=f"retry seal deals {e.deals}").remote(e.to_json(), cfg, prov, out_abs)
+            pending[seal_ref] = _InFlight("seal", e.deals, e.deals, time.monotonic())
+
+        while scans or deals_q or pending:
+            while scans and len(pending) < window:
+                e = scans.popleft()
+                scan_ref = scanner.options(name=f"retry scan deals {e.deals}").remote(e.to_json(), cfg, limits, prov, out_abs)
+                pending[scan_ref] = _InFlight("scan", e.deals, e.deals, time.monotonic())
+            while deals_q and in_flight < window:
+                unit, group = deals_q.popleft()
+                first, last = int(group[0][0]["deal_number"]), int(group[-1][0]["deal_number"])
+                solve_ref = solver.options(
+                    name=f"retry limits deals {first}-{last}", memory=task_memory, resources=resources
+                ).remote(group, cfg, limits, prov, out_abs)
+                pending[solve_ref] = _InFlight("retry", unit, DealRange(first, last), time.monotonic())
+                in_flight += 1
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
             _check_stop()
             for ref in ready:
                 flight = pending.pop(ref)
+                in_flight -= flight.kind == "retry"
                 try:
-                    result: SealResult = ray.get(ref)
+                    result: Any = ray.get(ref)
                 except Exception as ex:
                     kind = classify_failure(ex)
                     if kind == "storage":
@@ -1161,22 +1195,57 @@ def _retry_pass(
                         raise cause if isinstance(cause, StorageError) else StorageError(_first_line(ex), True) from None
                     outcome.failed.append((flight.deals, f"{kind}: {_first_line(ex)}"))
                     print(f"retry of deals {flight.deals} failed ({kind}): {_first_line(ex)}", file=err)
+                    # The file stays as it is; its deals done stay in retry parts.
+                    left.pop(flight.unit, None)
                     continue
-                assert result["entry"] is not None
-                entry = FileEntry.from_json(result["entry"])
-                index.append(entry)
-                for k, n in entry.outcomes.items():
-                    counts[k] += n
-                    outcome.outcomes[k] = outcome.outcomes.get(k, 0) + n
-                if options.verbosity > 0:
-                    print(f"deals {entry.deals} rewritten: " + " ".join(f"{k} {entry.outcomes.get(k, 0)}" for k in OUTCOMES), file=note)
-                outcome.files_sealed += 1
-                outcome.deals_done += next(f.outcomes.get("limit", 0) for f in files if f.file == entry.file)
+                if flight.kind == "scan":
+                    scan: RetryScan = result
+                    redone += scan["done"]
+                    if not scan["todo"]:
+                        if scan["done"]:
+                            seal(by_range[flight.unit])
+                        continue
+                    left[flight.unit] = len(scan["todo"])
+                    size = max(1, -(-len(scan["todo"]) // max(64, 8 * cpus)))
+                    for at in range(0, len(scan["todo"]), size):
+                        deals_q.append((flight.unit, scan["todo"][at : at + size]))
+                elif flight.kind == "retry":
+                    done: list[tuple[int, str]] = result
+                    redone += len(done)
+                    for deal, outcomes in done:
+                        if options.verbosity > 0:
+                            print(f"deal {deal} re-solved: {outcomes}", file=note, flush=True)
+                    if flight.unit in left:
+                        left[flight.unit] -= len(done)
+                        if left[flight.unit] == 0:
+                            del left[flight.unit]
+                            seal(by_range[flight.unit])
+                else:
+                    sealed: SealResult = result
+                    if sealed["entry"] is None:
+                        # A retry part failed the checks and was deleted: its deal again.
+                        print(f"deals {flight.deals}: {sealed['reason']}; re-solving them", file=err)
+                        scans.append(by_range[flight.unit])
+                        continue
+                    entry = FileEntry.from_json(sealed["entry"])
+                    index.append(entry)
+                    old = by_range[flight.unit]
+                    for k, n in entry.outcomes.items():
+                        counts[k] += n - old.outcomes.get(k, 0)
+                        outcome.outcomes[k] = outcome.outcomes.get(k, 0) + n
+                    if options.verbosity > 0:
+                        print(f"deals {entry.deals} rewritten: " + " ".join(f"{k} {entry.outcomes.get(k, 0)}" for k in OUTCOMES), file=note)
+                    outcome.files_sealed += 1
+                    outcome.deals_done += old.outcomes.get("limit", 0)
         index.close()
     except (KeyboardInterrupt, Terminated) as ex:
         _cancel(pending)
         term = isinstance(ex, Terminated)
-        print("interrupted: files rewritten so far are kept; run the same command again to resume", file=err)
+        print(
+            f"interrupted: {redone} deals re-solved so far are kept (files rewritten, or waiting in {CONTROL_DIR}/{RETRY_DIR}); "
+            "run the same command again to resume",
+            file=err,
+        )
         return finish("interrupted", EXIT_TERMINATED if term else EXIT_INTERRUPTED)
     finally:
         if we_connected:
@@ -1184,13 +1253,13 @@ def _retry_pass(
 
             ray.shutdown()
     if outcome.failed:
-        print(f"incomplete: {len(outcome.failed)} files failed; run the same command again to resume", file=err)
+        print(f"incomplete: {len(outcome.failed)} tasks failed; run the same command again to resume", file=err)
         return finish("incomplete", EXIT_INCOMPLETE)
-    left = sum(e.outcomes.get("limit", 0) for e in run_state(options.out, manifest).sealed)
+    left_rows = sum(e.outcomes.get("limit", 0) for e in run_state(options.out, manifest).sealed)
     _print_answer(options.out, manifest, note)
     print(
-        f"complete: {todo} limit rows re-solved in {time.monotonic() - t_start:.1f} s; {left} still limit "
-        f"(in the files rewritten: {counts['solved']} solved, {counts['unsolvable']} unsolvable rows)",
+        f"complete: {todo} limit rows re-solved in {time.monotonic() - t_start:.1f} s; {left_rows} still limit "
+        f"(in the files rewritten: {counts['solved']:+} solved, {counts['unsolvable']:+} unsolvable rows)",
         file=note,
     )
     return finish("complete", EXIT_OK)

@@ -87,6 +87,9 @@ MANIFEST: Final = "run.json"
 INDEX: Final = "index.jsonl"
 LOCK: Final = "lock"
 PARTS_DIR: Final = "parts"
+#: Deals an escalation pass (``--retry-limits``) has re-solved, one part per
+#: deal, until they are written into their data file.
+RETRY_DIR: Final = "retry"
 #: Deals per Hive partition directory ``deal_block=K`` (86 blocks cover 1..2^33-1).
 PARTITION_DEALS: Final = 10**8
 PARTITION_KEY: Final = "deal_block"
@@ -688,6 +691,8 @@ class DiskListing:
 
     files: dict[str, int] = field(default_factory=dict)
     parts: list[tuple[DealRange, Path]] = field(default_factory=list)
+    #: Deals re-solved by an escalation pass, not yet in their data file.
+    retry_parts: list[tuple[DealRange, Path]] = field(default_factory=list)
     temp_files: list[Path] = field(default_factory=list)
     strays: list[Path] = field(default_factory=list)
 
@@ -722,18 +727,18 @@ def list_disk(out: Path) -> DiskListing:
                 d.strays.append(Path(f.path))
             else:
                 d.files[f"{entry.name}/{f.name}"] = f.stat(follow_symlinks=False).st_size
-    parts = control(out) / PARTS_DIR
-    try:
-        for f in sorted(os.scandir(parts), key=lambda e: e.name):
-            deals = parse_part_name(f.name)
-            if is_temp(f.name):
-                d.temp_files.append(Path(f.path))
-            elif deals is not None and f.is_file(follow_symlinks=False):
-                d.parts.append((deals, Path(f.path)))
-            else:
-                d.strays.append(Path(f.path))
-    except FileNotFoundError:
-        pass
+    for name, found in ((PARTS_DIR, d.parts), (RETRY_DIR, d.retry_parts)):
+        try:
+            for f in sorted(os.scandir(control(out) / name), key=lambda e: e.name):
+                deals = parse_part_name(f.name)
+                if is_temp(f.name):
+                    d.temp_files.append(Path(f.path))
+                elif deals is not None and f.is_file(follow_symlinks=False):
+                    found.append((deals, Path(f.path)))
+                else:
+                    d.strays.append(Path(f.path))
+        except FileNotFoundError:
+            pass
     for f in os.scandir(control(out)) if control(out).is_dir() else ():
         if is_temp(f.name):
             d.temp_files.append(Path(f.path))
@@ -935,12 +940,13 @@ def write_table_file(final: Path, tables: Iterable[pa.Table], schema: pa.Schema)
     write_atomic(final, write)
 
 
-def write_part(out: Path, table: pa.Table) -> Path:
+def write_part(out: Path, table: pa.Table, *, retry: bool = False) -> Path:
     """Writes a task's rows (a table from `jobs.chunks.solve_chunk`) as
-    ``_run/parts/deals-A-B.part``, atomically."""
+    ``_run/parts/deals-A-B.part``, atomically; with `retry`, one deal's rows
+    re-solved by an escalation pass as ``_run/retry/deals-A-A.part``."""
     meta = table.schema.metadata or {}
     deals = DealRange(int(meta[b"fca.deal_start"]), int(meta[b"fca.deal_end"]))
-    parts = control(out) / PARTS_DIR
+    parts = control(out) / (RETRY_DIR if retry else PARTS_DIR)
     final = parts / part_name(deals)
     try:
         parts.mkdir(parents=True, exist_ok=True)
@@ -1018,6 +1024,60 @@ def seal(
             path.unlink()
     return FileEntry(
         data_relpath(unit), unit.start, unit.end, rows, size, digest, counts, config.config_hash(),
+        merge_headline_parts(answer, config),
+    )
+
+
+def rewrite_with_retries(
+    out: Path,
+    entry: FileEntry,
+    config: RunConfig,
+    provenance: Provenance,
+    redone: Sequence[tuple[DealRange, Path]],
+) -> FileEntry:
+    """Rewrites the data file of `entry` with the rows of each deal in
+    `redone` (retry parts of single deals, each read through the checked
+    reader) in place of that deal's rows, row group by row group,
+    atomically; returns its new index entry. The retry parts are deleted
+    afterwards. Raises `FileInvalid` naming a bad part (the caller deletes
+    it and re-solves its deal) or the data file, and `StorageError`."""
+    new_rows: dict[int, pa.Table] = {}
+    for r, path in redone:
+        if len(r) != 1 or r.start < entry.start or r.end > entry.end:
+            raise FileInvalid(path, f"not one deal of {entry.deals}")
+        new_rows[r.start] = pa.concat_tables(list(read_checked(path, config, deals=r, part=True)))
+    path = out / entry.file
+    schema = arrow_schema(file_metadata(config, entry.deals, provenance))
+    counts = dict.fromkeys(OUTCOMES, 0)
+    rows = 0
+    answer: list[dict[str, Any]] = []
+
+    def tables() -> Iterator[pa.Table]:
+        nonlocal rows
+        for t in read_checked(path, config, entry=entry):
+            deals = t.column("deal_number")
+            lo, hi = pc.min(deals).as_py(), pc.max(deals).as_py()
+            mine = [d for d in new_rows if lo <= d <= hi]
+            if mine:
+                keep = pc.invert(pc.is_in(deals, value_set=pa.array(mine, type=deals.type)))
+                t = pa.concat_tables([t.filter(keep), *(new_rows[d].cast(t.schema) for d in mine)])
+                t = t.sort_by([("deal_number", "ascending"), ("cells", "ascending")])
+            rows += t.num_rows
+            for k, n in _outcome_counts(t).items():
+                counts[k] = counts.get(k, 0) + n
+            answer.append(headline_part(t, config))
+            yield t
+
+    try:
+        write_table_file(path, tables(), schema)
+        digest, size = sha256_file(path)
+    except OSError as e:
+        raise storage_error(e, str(path)) from e
+    for _, p in redone:
+        with contextlib.suppress(OSError):
+            p.unlink()
+    return FileEntry(
+        entry.file, entry.start, entry.end, rows, size, digest, counts, config.config_hash(),
         merge_headline_parts(answer, config),
     )
 

@@ -7,8 +7,9 @@ opaque deserialization error. Everything else is imported inside the task.
 
 Each task writes its own files (results survive a killed driver) and
 returns only a small summary: `run_part` solves a range of deals into a
-part, `seal_unit` merges a unit's parts into its data file, `retry_file`
-re-solves a data file's ``limit`` rows with larger budgets.
+part, `seal_unit` merges a unit's parts into its data file; an escalation
+pass (``--retry-limits``) runs `retry_scan` on a data file, `retry_deals`
+on its deals (one retry part each) and `retry_seal` to write them in.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Final, TypedDict
+from typing import Any, Final, TypedDict
 
 #: How to get the package onto Ray workers; part of every "cannot import" message.
 SHIP_HINT: Final = (
@@ -152,19 +153,104 @@ def seal_unit(start: int, end: int, config_json: str, provenance: dict[str, str]
     return SealResult(entry=entry.to_json(), redo=[], reason="", max_rss_bytes=_max_rss())
 
 
-def retry_file(
-    rel: str, entry_json: str, config_json: str, limits: dict[str, object], attempt: int, provenance: dict[str, str], out_dir: str
-) -> SealResult:
-    """Re-solves the ``limit`` rows of one data file under `limits` (escalation
-    pass `attempt`) and rewrites the file atomically with those rows replaced."""
+class RetryScan(TypedDict):
+    """A data file's deals an escalation pass must (still) re-solve, each as
+    all its rows, and how many it has re-solved already (in retry parts)."""
+
+    todo: list[list[dict[str, Any]]]
+    done: int
+
+
+def retry_scan(
+    entry_json: str, config_json: str, limits: dict[str, object], provenance: dict[str, str], out_dir: str
+) -> RetryScan:
+    """Reads one data file (checked against its index entry) for the deals
+    with ``limit`` rows not yet tried under `limits`. A deal with a retry
+    part from an earlier, interrupted pass is taken from that part: done if
+    it needs nothing more, else re-solved from its rows there."""
     require_engine(provenance.get("engine_version"))
     _require_run_dir(out_dir)
-    from .chunks import retry_data_file
+    from .chunks import deals_to_retry, needs_retry
+    from .config import RunConfig
+    from .runformat import FileEntry, FileInvalid, list_disk, read_checked
+
+    out = Path(out_dir)
+    entry = FileEntry.from_json(entry_json)
+    config = RunConfig.from_dict(json.loads(config_json))
+    todo = deals_to_retry(read_checked(out / entry.file, config, entry=entry), config, limits)
+    parts = {
+        r.start: p
+        for r, p in list_disk(out).retry_parts
+        if len(r) == 1 and entry.start <= r.start <= entry.end
+    }
+    done = 0
+    fresh: list[list[dict[str, Any]]] = []
+    for rows in todo:
+        path = parts.get(int(rows[0]["deal_number"]))
+        if path is not None:
+            try:
+                redone = [r for t in read_checked(path, config, part=True) for r in t.to_pylist()]
+            except FileInvalid:
+                path.unlink(missing_ok=True)
+            else:
+                if not needs_retry(redone, config, limits):
+                    done += 1
+                    continue
+                rows = redone
+        fresh.append(rows)
+    return RetryScan(todo=fresh, done=done)
+
+
+def retry_deals(
+    deals: list[list[dict[str, Any]]],
+    config_json: str,
+    limits: dict[str, object],
+    provenance: dict[str, str],
+    out_dir: str,
+) -> list[tuple[int, str]]:
+    """Re-solves each deal of `deals` (all its rows) under `limits` and
+    writes it as a retry part at once, so that an interrupted pass keeps
+    every deal it finished; returns each deal's number and outcomes."""
+    require_engine(provenance.get("engine_version"))
+    _require_run_dir(out_dir)
+    from .chunks import retry_deal
     from .config import Provenance, RunConfig
+    from .runformat import write_part
 
     config = RunConfig.from_dict(json.loads(config_json))
-    entry = retry_data_file(Path(out_dir), rel, entry_json, config, limits, attempt, Provenance(**provenance))
-    return SealResult(entry=entry, redo=[], reason="", max_rss_bytes=_max_rss())
+    prov = Provenance(**provenance)
+    done = []
+    for rows in deals:
+        t = retry_deal(rows, config, limits, prov)
+        write_part(Path(out_dir), t, retry=True)
+        done.append((int(rows[0]["deal_number"]), " ".join(str(o) for o in t.column("outcome").to_pylist())))
+    return done
+
+
+def retry_seal(entry_json: str, config_json: str, provenance: dict[str, str], out_dir: str) -> SealResult:
+    """Writes the retry parts of one data file's deals into it. A part that
+    fails the checks is deleted and its deal returned in ``redo``."""
+    require_engine(provenance.get("engine_version"))
+    _require_run_dir(out_dir)
+    from .config import Provenance, RunConfig
+    from .runformat import FileEntry, FileInvalid, list_disk, rewrite_with_retries
+
+    out = Path(out_dir)
+    entry = FileEntry.from_json(entry_json)
+    config = RunConfig.from_dict(json.loads(config_json))
+    parts = [(r, p) for r, p in list_disk(out).retry_parts if entry.start <= r.start and r.end <= entry.end]
+    try:
+        new = rewrite_with_retries(out, entry, config, Provenance(**provenance), parts)
+    except FileInvalid as e:
+        bad = [(r, p) for r, p in parts if p == e.path]
+        if not bad:
+            raise
+        for _, p in bad:
+            p.unlink(missing_ok=True)
+        return SealResult(
+            entry=None, redo=[(r.start, r.end) for r, _ in bad], reason=str(e), max_rss_bytes=_max_rss()
+        )
+    return SealResult(entry=new.to_json(), redo=[], reason="", max_rss_bytes=_max_rss())
 
 
 def _ray_node_id() -> str:

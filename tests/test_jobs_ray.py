@@ -118,6 +118,39 @@ def test_retry_limits_resolves_only_limit_rows(ray_address: str, tmp_path: Path,
     assert [h.status for h in m.history] == ["complete", "failed", "failed", "complete"]
 
 
+def test_an_interrupted_retry_pass_keeps_each_deal_it_finished(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pass writes every deal it re-solves as a retry part at once; the same
+    command again takes those deals from their parts (a bad part is deleted
+    and its deal solved again) and writes them all into the data file."""
+    from jobs.chunks import deals_to_retry, retry_deal
+    from jobs.config import Provenance
+
+    out = tmp_path / "run"
+    assert cli(["run", "1-40", "--out", str(out), "--max-positions", "300"]) == 0
+    config = build_config(max_positions=300)
+    state = runformat.run_state(out)
+    (entry,) = state.sealed
+    big = {**runformat.limits_dict(config), "max_positions": 200_000}
+    todo = deals_to_retry(runformat.read_checked(out / entry.file, config, entry=entry), config, big)
+    assert len(todo) >= 2
+    # A pass interrupted after its first two deals: their retry parts.
+    prov = Provenance.current()
+    kept, bad = (runformat.write_part(out, retry_deal(rows, config, big, prov), retry=True) for rows in todo[:2])
+    kept_rows = runformat.read_checked(kept, config, part=True).__next__().to_pylist()
+    bad.write_bytes(bad.read_bytes()[:-40])  # a torn part
+    assert cli(["status", str(out)]) == 0
+    assert "not yet written into their data files: 2 deals" in capsys.readouterr().out
+    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "-v"]) == 0
+    err = capsys.readouterr().err
+    resolved = {int(line.split()[1]) for line in err.splitlines() if line.startswith("deal ") and " re-solved: " in line}
+    assert resolved == {int(rows[0]["deal_number"]) for rows in todo[1:]}  # not the kept one
+    after = {r["deal_number"]: r for r in dataset(out).to_pylist()}
+    assert after[kept_rows[0]["deal_number"]] == {k: v for k, v in kept_rows[0].items() if k in after[1]}
+    assert all(after[rows[0]["deal_number"]]["attempts"] == 2 for rows in todo)
+    assert not list((out / "_run" / "retry").iterdir())
+    assert cli(["validate", str(out), "--all"]) == 0
+
+
 def test_retry_limits_settles_a_min_cells_run(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     assert cli(["run", "1-12", "--out", str(out), "--min-cells", "--max-cells", "5", "--max-positions", "2000"]) == 0
