@@ -225,10 +225,10 @@ def deals_to_retry(
     out: list[list[dict[str, Any]]] = []
     for t in tables:
         limit = compute.equal(strings(t.column("outcome")), "limit")
-        if not pc.any(limit).as_py():
+        if not compute.any(limit).as_py():
             continue
-        deals = pc.unique(t.filter(limit).column("deal_number"))
-        rows = t.filter(pc.is_in(t.column("deal_number"), value_set=deals)).to_pylist()
+        deals = compute.unique(t.filter(limit).column("deal_number"))
+        rows = t.filter(compute.is_in(t.column("deal_number"), value_set=deals)).to_pylist()
         by_deal: dict[int, list[dict[str, Any]]] = {}
         for r in rows:
             by_deal.setdefault(int(r["deal_number"]), []).append(r)
