@@ -996,34 +996,53 @@ def seal(
     ordered = sorted(parts, key=lambda p: p[0])
     if merge(r for r, _ in ordered) != (unit,) or sum(len(r) for r, _ in ordered) != len(unit):
         raise FileInvalid(None, f"parts {format_deals([r for r, _ in ordered])} do not cover {unit} exactly once")
-    meta = file_metadata(config, unit, provenance)
-    schema = arrow_schema(meta)
+
+    def tables() -> Iterator[pa.Table]:
+        for r, path in ordered:
+            yield from read_checked(path, config, deals=r, part=True)
+
+    return _write_data_file(
+        out, data_relpath(unit), unit, config, provenance, _grouped(tables(), ROW_GROUP_DEALS), [p for _, p in ordered]
+    )
+
+
+def _write_data_file(
+    out: Path,
+    rel: str,
+    deals: DealRange,
+    config: RunConfig,
+    provenance: Provenance,
+    tables: Iterable[pa.Table],
+    consumed: Sequence[Path],
+) -> FileEntry:
+    """Writes `tables` as the data file `rel` atomically, counting its rows,
+    outcomes and part of the answer on the way; deletes the files it was
+    made from (`consumed`) and returns its index entry."""
     counts = dict.fromkeys(OUTCOMES, 0)
     rows = 0
     answer: list[dict[str, Any]] = []
 
-    def tables() -> Iterator[pa.Table]:
+    def counted() -> Iterator[pa.Table]:
         nonlocal rows
-        for r, path in ordered:
-            for t in read_checked(path, config, deals=r, part=True):
-                rows += t.num_rows
-                for k, n in _outcome_counts(t).items():
-                    counts[k] = counts.get(k, 0) + n
-                answer.append(headline_part(t, config))
-                yield t
+        for t in tables:
+            rows += t.num_rows
+            for k, n in _outcome_counts(t).items():
+                counts[k] = counts.get(k, 0) + n
+            answer.append(headline_part(t, config))
+            yield t
 
-    final = out / data_relpath(unit)
+    final = out / rel
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
-        write_table_file(final, _grouped(tables(), ROW_GROUP_DEALS), schema)
+        write_table_file(final, counted(), arrow_schema(file_metadata(config, deals, provenance)))
         digest, size = sha256_file(final)
     except OSError as e:
         raise storage_error(e, str(final)) from e
-    for _, path in ordered:
+    for path in consumed:
         with contextlib.suppress(OSError):
             path.unlink()
     return FileEntry(
-        data_relpath(unit), unit.start, unit.end, rows, size, digest, counts, config.config_hash(),
+        rel, deals.start, deals.end, rows, size, digest, counts, config.config_hash(),
         merge_headline_parts(answer, config),
     )
 
@@ -1046,15 +1065,8 @@ def rewrite_with_retries(
         if len(r) != 1 or r.start < entry.start or r.end > entry.end:
             raise FileInvalid(path, f"not one deal of {entry.deals}")
         new_rows[r.start] = pa.concat_tables(list(read_checked(path, config, deals=r, part=True)))
-    path = out / entry.file
-    schema = arrow_schema(file_metadata(config, entry.deals, provenance))
-    counts = dict.fromkeys(OUTCOMES, 0)
-    rows = 0
-    answer: list[dict[str, Any]] = []
-
     def tables() -> Iterator[pa.Table]:
-        nonlocal rows
-        for t in read_checked(path, config, entry=entry):
+        for t in read_checked(out / entry.file, config, entry=entry):
             deals = t.column("deal_number")
             lo, hi = pc.min(deals).as_py(), pc.max(deals).as_py()
             mine = [d for d in new_rows if lo <= d <= hi]
@@ -1062,24 +1074,9 @@ def rewrite_with_retries(
                 keep = pc.invert(pc.is_in(deals, value_set=pa.array(mine, type=deals.type)))
                 t = pa.concat_tables([t.filter(keep), *(new_rows[d].cast(t.schema) for d in mine)])
                 t = t.sort_by([("deal_number", "ascending"), ("cells", "ascending")])
-            rows += t.num_rows
-            for k, n in _outcome_counts(t).items():
-                counts[k] = counts.get(k, 0) + n
-            answer.append(headline_part(t, config))
             yield t
 
-    try:
-        write_table_file(path, tables(), schema)
-        digest, size = sha256_file(path)
-    except OSError as e:
-        raise storage_error(e, str(path)) from e
-    for _, p in redone:
-        with contextlib.suppress(OSError):
-            p.unlink()
-    return FileEntry(
-        entry.file, entry.start, entry.end, rows, size, digest, counts, config.config_hash(),
-        merge_headline_parts(answer, config),
-    )
+    return _write_data_file(out, entry.file, entry.deals, config, provenance, tables(), [p for _, p in redone])
 
 
 def strings(col: pa.ChunkedArray[Any] | pa.Array[Any]) -> pa.Array[Any]:
