@@ -20,7 +20,8 @@ ours / a2 and issue 25's target for it:
 
 ``--startup`` times the parts of a local Ray's start in this process:
 ``import ray``, ``ray.init`` (with the machine CPU it burns), the first task
-on each worker, importing the engine in a worker, and ``ray.shutdown``,
+on each worker, importing the engine in a worker, and the shutdown (`run`'s own
+``connect`` and ``disconnect``),
 and lists Ray's processes by the CPU each used while starting.
 
 fc-solve 6.16 a2 is built from ../shared/peer/fc-solve-6.16 (BUILD.sh, about
@@ -31,7 +32,6 @@ machine is shared, so compare the ratios of one run.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import shutil
 import statistics
@@ -99,8 +99,10 @@ def startup() -> None:
     c0, t0 = machine_cpu(), time.perf_counter()
     import ray
 
+    from jobs.run import connect, disconnect
+
     t1 = time.perf_counter()
-    ray.init(address="local", include_dashboard=False, logging_level=logging.WARNING)
+    connect("local")  # as `run` starts it: no dashboard
     t2, c2 = time.perf_counter(), machine_cpu()
     tck = os.sysconf("SC_CLK_TCK")
     procs: list[tuple[float, str]] = []
@@ -135,12 +137,12 @@ def startup() -> None:
     t3 = time.perf_counter()
     in_worker = ray.get([engine.remote() for _ in range(2)])
     t4 = time.perf_counter()
-    ray.shutdown()
+    disconnect()  # as `run` ends
     t5 = time.perf_counter()
     print("Ray's start-up, in this process (local, no dashboard):")
     print(f"  import ray {t1 - t0:.2f} s; ray.init {t2 - t1:.2f} s wall, {c2 - c0:.1f} s of machine CPU")
     print(f"  first task on each worker {t3 - t2:.2f} s; engine import in a worker {max(in_worker):.2f} s")
-    print(f"  ray.shutdown {t5 - t4:.2f} s")
+    print(f"  shutdown (ray.shutdown after the monitor is killed) {t5 - t4:.2f} s")
     print("  CPU each of Ray's processes used while starting:")
     for cpu, name in sorted(procs, reverse=True):
         print(f"    {cpu:5.2f} s  {name[:90]}")

@@ -186,13 +186,13 @@ def handler(args: argparse.Namespace) -> int:
     deals: tuple[DealRange, ...] = args.deals
     config = config_from_args(args)
     if args.address:
-        from .run import connect
+        from .run import connect, disconnect
 
         connect(args.address)
         import ray
 
         cores = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
-        ray.shutdown()
+        disconnect()
         where = f"the CPUs of the Ray cluster at {args.address}"
     else:
         cores = args.cores or os.cpu_count() or 1
