@@ -680,6 +680,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["md"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    env.filters["n"] = lambda k: f"{k:,}"  # a count of deals, as the headline writes it
     return env
 
 

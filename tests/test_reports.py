@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from fixtures_runs import FixtureRuns, config, shared_c2_report, shared_runs, write_run
+from fixtures_runs import FixtureRuns, config, shared_c2_report, shared_runs, synthetic_run, write_run
 
 import analyzer
 from analyzer import headline
+from jobs.ranges import DealRange
 from reports import cli, load, plots, reference, report, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -467,6 +468,19 @@ def test_headline_of_a_run_lists_unsolvable_and_limit_deals(runs: FixtureRuns) -
     text = h.text()
     assert f"unsolvable ({len(line.unsolvable)}): {line.unsolvable[0]}" in text
     assert "limit (5): 1 (positions), 6 (positions)" in text
+
+
+def test_the_answer_writes_large_counts_as_the_headline_does(tmp_path: Path) -> None:
+    """2,000 `limit` deals: the page and the Markdown give the count with its
+    thousands separator, as the headline's own line does."""
+    run = synthetic_run(tmp_path / "run", DealRange(1, 2000), 1000)
+    out = report.report([run], tmp_path / "rep").parent
+    md = (out / "report.md").read_text()
+    assert "2,000 limit" in md
+    assert "- Limit, with the budget that ran out (2,000): 1 (positions), 2 (positions)" in md
+    assert "- Unsolvable (0): none" in md
+    html = (out / "report.html").read_text()
+    assert 'Limit, with the budget that ran out (<span class="count">2,000</span>)' in html
 
 
 def test_headline_of_a_min_cells_run_counts_deals_not_rows(runs: FixtureRuns) -> None:
