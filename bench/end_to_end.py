@@ -20,7 +20,7 @@ ours / a2 and issue 25's target for it:
 
 ``--startup`` times the parts of a local Ray's start in this process:
 ``import ray``, ``ray.init`` (with the machine CPU it burns), the first task
-on each worker, importing the engine in a worker, and the shutdown (`run`'s own
+on each worker, importing the engine in a worker, and the shutdown (``run``'s own
 ``connect`` and ``disconnect``),
 and lists Ray's processes by the CPU each used while starting.
 
