@@ -188,11 +188,12 @@ def handler(args: argparse.Namespace) -> int:
     if args.address:
         from .run import connect, disconnect
 
-        connect(args.address)
+        joined = connect(args.address)
         import ray
 
         cores = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
-        disconnect()
+        if joined:  # a Ray this process had already joined stays up, as in `run`
+            disconnect()
         where = f"the CPUs of the Ray cluster at {args.address}"
     else:
         cores = args.cores or os.cpu_count() or 1
