@@ -1131,9 +1131,8 @@ def _retry_pass(
                 f"--retry-limits needs larger budgets than the last attempt's ({_limits_text(previous)}); "
                 f"asked {_limits_text(limits)}"
             )
-        manifest.passes.append(limits)
-        write_manifest(options.out, manifest)
-    attempt = len(manifest.passes) + 1
+    new_pass = limits != previous or not manifest.passes
+    attempt = len(manifest.passes) + 1 + new_pass
     if state.missing():
         print(f"note: {count(state.missing())} deals of the run are not solved yet; this pass re-solves limit rows only", file=note)
     files = [e for e in state.sealed if e.outcomes.get("limit", 0) > 0]
@@ -1162,6 +1161,10 @@ def _retry_pass(
                     f"--node-resource {options.node_resource}: no Ray node has that resource "
                     "(start the big nodes with `ray start --resources '{\"%s\": 1}'`)" % options.node_resource
                 )
+        _check_memory(options.config, options.node_resource)
+        if new_pass:  # recorded once Ray can host it: a pass refused here leaves no trace
+            manifest.passes.append(limits)
+            write_manifest(options.out, manifest)
         print(
             f"retry-limits pass {attempt - 1} on {options.out}: {todo} limit rows in {len(files)} files, "
             f"budgets {_limits_text(limits)}" + (f", on nodes with resource {options.node_resource!r}" if options.node_resource else ""),
@@ -1319,17 +1322,18 @@ def _cancel(pending: dict[ObjectRef[Any], _InFlight]) -> None:
     pending.clear()
 
 
-def _check_memory(config: RunConfig) -> None:
-    """Refuses limits no node can host: the task would wait forever."""
+def _check_memory(config: RunConfig, resource: str | None = None) -> None:
+    """Refuses limits no node (with `resource`, if given) can host: the task
+    would wait forever."""
     import ray
 
     need = config.task_memory()
-    nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+    nodes = [n for n in ray.nodes() if n.get("Alive") and (resource is None or n.get("Resources", {}).get(resource, 0) > 0)]  # type: ignore[no-untyped-call]
     most = max((float(n.get("Resources", {}).get("memory", 0)) for n in nodes), default=0.0)
     if nodes and most and need > most:
         raise ConfigError(
             f"--max-bytes {config.limits.max_bytes} needs {need} bytes of memory per task, "
-            f"but the largest Ray node offers {int(most)}; lower --max-bytes"
+            f"but the largest Ray node{f' with resource {resource!r}' if resource else ''} offers {int(most)}; lower --max-bytes"
         )
 
 

@@ -98,8 +98,13 @@ def test_retry_limits_resolves_only_limit_rows(ray_address: str, tmp_path: Path,
     # smaller or equal budgets are refused; larger ones re-solve the limit rows only
     assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "300"]) == 2
     assert "needs larger budgets" in capsys.readouterr().err
+    # a pass no node can host is refused before it is recorded: smaller budgets stay open
+    assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "--max-bytes", "1T"]) == 2
+    assert "but the largest Ray node offers" in capsys.readouterr().err
     assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "--node-resource", "nosuch"]) == 2
     assert "no Ray node has that resource" in capsys.readouterr().err
+    m = runformat.load_manifest(out)
+    assert m is not None and m.passes == []
     assert cli(["run", "1-40", "--out", str(out), "--retry-limits", "--max-positions", "200000", "--node-resource", "bigmem"]) == 0
     after = {r["deal_number"]: r for r in dataset(out).to_pylist()}
     assert sorted(after) == list(range(1, 41))
@@ -114,8 +119,8 @@ def test_retry_limits_resolves_only_limit_rows(ray_address: str, tmp_path: Path,
     assert cli(["validate", str(out), "--all"]) == 0
     m = runformat.load_manifest(out)
     assert m is not None and m.passes[0]["max_positions"] == 200000
-    assert [h.kind for h in m.history] == ["run", "retry-limits", "retry-limits", "retry-limits"]
-    assert [h.status for h in m.history] == ["complete", "failed", "failed", "complete"]
+    assert [h.kind for h in m.history] == ["run"] + ["retry-limits"] * 4
+    assert [h.status for h in m.history] == ["complete", "failed", "failed", "failed", "complete"]
 
 
 def test_an_interrupted_retry_pass_keeps_each_deal_it_finished(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
