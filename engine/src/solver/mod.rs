@@ -33,7 +33,7 @@ pub use complete::solve_complete_alone;
 pub use heuristic::Weights;
 pub use result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 pub use solution::{describe, expand_move, shorten};
-pub use tuning::{Blocked, Member, Tuning, TuningError};
+pub use tuning::{Blocked, Member, Probe, Tuning, TuningError};
 
 use crate::board::Board;
 use crate::prover::{self, ProofLimit, ProofOutcome};
@@ -252,6 +252,39 @@ mod tests {
         let mut t = Tuning::shipped().clone();
         edit(&mut t);
         t
+    }
+
+    /// The first-move probe (`Tuning::probe`) on small positions from late
+    /// in real games, after a portfolio stopped at its first expansion so
+    /// that the probe, with no cap of its own, gives every answer: it wins
+    /// exactly the positions the exhaustive search wins, with solutions
+    /// that replay from the start (the first move, then the portfolio's
+    /// from there), and proves the others lost, one first move at a time.
+    #[test]
+    fn the_probe_answers_as_the_exhaustive_search_does() {
+        let t = shipped_but(|t| {
+            t.cap = 1;
+            t.probe = Some(Probe {
+                quota: 200,
+                cap: u64::MAX,
+            })
+        });
+        let (mut won, mut lost) = (0, 0);
+        for q in crate::testutil::late_positions(Variant::default(), 1..=60) {
+            let Some(want) = crate::testutil::exhaustive(&q, true, 40_000) else {
+                continue;
+            };
+            let r = solve_with(&q, &Limits::default(), &t);
+            if want {
+                assert_eq!(r.outcome, Outcome::Solved, "{q}");
+                replay(&q, r.solution.as_ref().unwrap());
+                won += 1;
+            } else {
+                assert_eq!(r.outcome, Outcome::Unsolvable, "{q}");
+                lost += 1;
+            }
+        }
+        assert!(won >= 30 && lost >= 10, "{won} {lost}");
     }
 
     #[test]

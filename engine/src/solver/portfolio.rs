@@ -20,7 +20,7 @@ use super::complete::{Search, Step};
 use super::result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 use super::solution;
 use super::tuning::{Member, Tuning};
-use crate::board::Board;
+use crate::board::{Board, Move};
 
 /// What a group shares: members with the same moves and automatic moves,
 /// (pruned, eager).
@@ -105,14 +105,23 @@ impl<'a> Portfolio<'a> {
     }
 
     fn run(mut self) -> SolveResult {
+        match self.rounds() {
+            Some(r) => r,
+            None => self.decide_alone(),
+        }
+    }
+
+    /// The rounds, until an answer (`Some`), or until the members have
+    /// spent the cap or memory stops them (`None`).
+    fn rounds(&mut self) -> Option<SolveResult> {
         while self.spent < self.tuning.cap {
             match self.round() {
                 Flow::Next => self.quota *= 2,
                 Flow::Stop => break,
-                Flow::Done(r) => return r,
+                Flow::Done(r) => return Some(r),
             }
         }
-        self.decide_alone()
+        None
     }
 
     /// One round: each member's turn, then the complete search's.
@@ -309,11 +318,15 @@ impl<'a> Portfolio<'a> {
     /// portfolio are the ones the interleaved order handles badly; its work
     /// is at most a quarter of one member's).
     fn decide_alone(mut self) -> SolveResult {
-        let expanded = self.member_expansions() + self.complete.expansions();
+        let mut expanded = self.member_expansions() + self.complete.expansions();
+        let mut proved = 0;
         self.members = Vec::new();
         self.groups = Vec::new();
         if self.complete.started() {
             self.complete = Search::new(self.board, self.tuning.final_order, self.budget.limits());
+        }
+        if let Some(r) = self.probe(&mut expanded, &mut proved) {
+            return r;
         }
         loop {
             if let Step::Done(r) = self
@@ -323,6 +336,136 @@ impl<'a> Portfolio<'a> {
                 return self.merge(r, expanded);
             }
         }
+    }
+
+    /// The first-move probe (`Tuning::probe`): a portfolio from each first
+    /// move's position in turn, each capped, the caps doubling every round,
+    /// until one wins or the probe has spent its cap. Greedy members that
+    /// all settle into one large lost subtree never come back to the
+    /// first moves they passed over; a portfolio started after each one
+    /// does (MS 496564 with 3 cells: won from two of its eight first moves
+    /// in about 40,000 expansions each, while the portfolio from the start
+    /// spends its cap in the third). `Some`: the solve's answer; `None`:
+    /// the complete search decides. `expanded` gains the probe's
+    /// expansions, `proved` those of its complete searches.
+    ///
+    /// The first moves are the complete search's from the start at its
+    /// safe automatic-move fixpoint, each followed by the safe automatic
+    /// moves, so they reach every position a solution can pass through
+    /// next (`Board::gen_moves_with_runs`: the one move they leave out is
+    /// reached through a cell). A first move whose portfolio proves its
+    /// position unsolvable is dropped, and so is one whose portfolio stops
+    /// short of its cap (memory); when every one is proved, so is the start:
+    /// each of its solutions begins with one of them. A win is the first
+    /// move (and the automatic moves after it) followed by the portfolio's
+    /// solution from there.
+    fn probe(&mut self, expanded: &mut u64, proved: &mut u64) -> Option<SolveResult> {
+        let probe = self.tuning.probe?;
+        let mut start = self.board.clone();
+        let mut log = Vec::new();
+        start.autoplay_quick(&mut log, false);
+        let mut moves = Vec::new();
+        start.gen_moves_with_runs(&mut moves, start.runs());
+        let mut firsts: Vec<(Move, Board)> = Vec::new();
+        let mut seen = Vec::new();
+        for m in moves {
+            let mut b = start.clone();
+            b.apply(m);
+            b.autoplay_after(&mut log, m, false);
+            let fp = b.fingerprint();
+            if !seen.contains(&fp) {
+                seen.push(fp);
+                firsts.push((m, b));
+            }
+        }
+        let mut tuning = self.tuning.clone();
+        tuning.probe = None;
+        let mut cap = probe.quota;
+        let mut spent = 0;
+        // A first move dropped without a verdict.
+        let mut undecided = false;
+        while !firsts.is_empty() && spent < probe.cap {
+            let mut i = 0;
+            while i < firsts.len() && spent < probe.cap {
+                let limits = self.budget.limits();
+                let max_seconds = match limits.max_seconds {
+                    Some(s) if s <= self.budget.elapsed().as_secs_f64() => {
+                        return Some(self.probed(
+                            Outcome::Limit(LimitKind::Time),
+                            None,
+                            *expanded,
+                            *proved,
+                        ));
+                    }
+                    Some(s) => Some(s - self.budget.elapsed().as_secs_f64()),
+                    None => None,
+                };
+                let limits = Limits {
+                    max_seconds,
+                    ..limits.clone()
+                };
+                tuning.cap = cap.min(probe.cap - spent);
+                let (m, ref b) = firsts[i];
+                let mut p = Portfolio::new(b, &limits, &tuning);
+                let r = p.rounds();
+                // Stopped short of its cap without a verdict (memory, or
+                // members that do not fit): a larger cap would not take it
+                // further.
+                let short = p.spent < tuning.cap;
+                let n = p.member_expansions() + p.complete.expansions();
+                spent += n;
+                *expanded += n;
+                *proved += p.complete.expansions();
+                self.budget.note(p.budget.peak());
+                match r.map(|r| (r.outcome, r.solution)) {
+                    Some((Outcome::Solved, Some(then))) => {
+                        let sol = solution::describe_part(self.board, &[m], false)
+                            .0
+                            .then(then);
+                        return Some(self.probed(Outcome::Solved, Some(sol), *expanded, *proved));
+                    }
+                    Some((Outcome::Unsolvable, _)) => {
+                        firsts.remove(i);
+                        continue;
+                    }
+                    Some((Outcome::Limit(LimitKind::Time), _)) => {
+                        return Some(self.probed(
+                            Outcome::Limit(LimitKind::Time),
+                            None,
+                            *expanded,
+                            *proved,
+                        ));
+                    }
+                    _ if short => {
+                        firsts.remove(i);
+                        undecided = true;
+                        continue;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            cap *= 2;
+        }
+        if firsts.is_empty() && !undecided {
+            return Some(self.probed(Outcome::Unsolvable, None, *expanded, *proved));
+        }
+        None
+    }
+
+    /// The probe's answer, with every expansion of the solve so far
+    /// (`proved`: the probe's complete searches').
+    fn probed(
+        &self,
+        outcome: Outcome,
+        solution: Option<Solution>,
+        expanded: u64,
+        proved: u64,
+    ) -> SolveResult {
+        let mut r = self.finish(outcome, solution);
+        r.stats.expanded = expanded;
+        r.stats.proof_expanded = proved;
+        r
     }
 
     fn member_expansions(&self) -> u64 {

@@ -109,6 +109,19 @@ pub struct Solution {
     pub single_len: Option<u32>,
 }
 
+impl Solution {
+    /// This solution followed by `then`, a solution from the position this
+    /// one ends in.
+    pub fn then(mut self, then: Solution) -> Solution {
+        self.moves.extend(then.moves);
+        self.notation.extend(then.notation);
+        self.auto.extend(then.auto);
+        self.multi_len += then.multi_len;
+        self.single_len = self.single_len.zip(then.single_len).map(|(a, b)| a + b);
+        self
+    }
+}
+
 /// The result of one search.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolveResult {

@@ -67,6 +67,14 @@ pub fn shorten(start: &Board, moves: &[Move], eager: bool) -> Vec<Move> {
 
 /// Writes a path out as a `Solution`, automatic moves made explicit.
 pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
+    let (sol, _end) = describe_part(start, path, eager);
+    debug_assert!(_end.is_won());
+    sol
+}
+
+/// `describe` for a path that need not win: its moves written out, and
+/// the position they end in.
+pub fn describe_part(start: &Board, path: &[Move], eager: bool) -> (Solution, Board) {
     let mut b = start.clone();
     // Room for the path and about as many automatic moves.
     let room = 2 * path.len() + 8;
@@ -128,14 +136,14 @@ pub fn describe(start: &Board, path: &[Move], eager: bool) -> Solution {
             &mut single,
         );
     }
-    debug_assert!(b.is_won());
-    Solution {
+    let sol = Solution {
         multi_len: moves.len() as u32,
         moves,
         notation,
         auto,
         single_len: single,
-    }
+    };
+    (sol, b)
 }
 
 /// The number of single-card moves `expand_move` writes `m` as, counted

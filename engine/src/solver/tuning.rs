@@ -53,6 +53,16 @@ pub struct Blocked {
     pub factor: u64,
 }
 
+/// The first-move probe (`Tuning::probe`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// Each first move's first cap (a portfolio's expansions), doubled
+    /// every round.
+    pub quota: u64,
+    /// Expansions the probe may spend in all.
+    pub cap: u64,
+}
+
 /// Every setting that steers a search (docs/SOLVER.md, "The searches").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tuning {
@@ -89,6 +99,10 @@ pub struct Tuning {
     /// A deal on which all members but one have run dry gives the complete
     /// search this many times the members' expansions (`None`: never).
     pub dry_factor: Option<u64>,
+    /// Once the portfolio has spent its cap: a portfolio from each first
+    /// move's position in turn, before the complete search decides alone
+    /// (`None`: never).
+    pub probe: Option<Probe>,
 }
 
 /// The settings the engine ships with: `tuning.toml`.
@@ -115,8 +129,8 @@ impl Tuning {
     }
 
     /// Reads settings in the form of `tuning.toml`: every table and key of
-    /// it (a weight left out weighs 0; `[blocked]` and `[dry]` may be left
-    /// out, turning their rule off), nothing else.
+    /// it (a weight left out weighs 0; `[blocked]`, `[dry]` and `[probe]`
+    /// may be left out, turning their rule off), nothing else.
     pub fn from_toml(text: &str) -> Result<Tuning, TuningError> {
         let mut tables = parse(text)?;
         let mut schedule =
@@ -125,6 +139,7 @@ impl Tuning {
             Table::take_one(&mut tables, "complete")?.ok_or_else(|| missing("[complete]"))?;
         let blocked = Table::take_one(&mut tables, "blocked")?;
         let dry = Table::take_one(&mut tables, "dry")?;
+        let probe = Table::take_one(&mut tables, "probe")?;
         let mut members = Vec::new();
         for t in tables.iter_mut().filter(|t| t.name == "member" && t.array) {
             members.push(Member {
@@ -173,6 +188,17 @@ impl Tuning {
                     let f = t.int("factor")?;
                     t.done()?;
                     Some(f)
+                }
+                None => None,
+            },
+            probe: match probe {
+                Some(mut t) => {
+                    let p = Probe {
+                        quota: t.int("quota")?,
+                        cap: t.int("cap")?,
+                    };
+                    t.done()?;
+                    Some(p)
                 }
                 None => None,
             },
@@ -446,6 +472,13 @@ mod tests {
         assert_eq!(t.members[1].weights.empty_columns, 10);
         assert_eq!(t.dry_factor, Some(8));
         assert_eq!(
+            t.probe,
+            Some(Probe {
+                quota: 25_000,
+                cap: 4_000_000
+            })
+        );
+        assert_eq!(
             t.blocked,
             Some(Blocked {
                 home: 2,
@@ -480,6 +513,8 @@ mod tests {
         assert_eq!(t.dry_factor, None);
         let t = edited("[blocked]\nhome = 2\nfrom = 400\nfactor = 32\n", "").unwrap();
         assert_eq!(t.blocked, None);
+        let t = edited("[probe]\nquota = 25_000\ncap = 4_000_000\n", "").unwrap();
+        assert_eq!(t.probe, None);
         // A weight left out weighs 0.
         let t = edited(
             "empty_columns = 6, below_run = 1, breaks = 0, capacity = 0 }",
