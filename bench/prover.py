@@ -6,6 +6,7 @@ settled, through the product's own command: `freecell-analyzer solve DEAL
     python bench/prover.py --sample 40              # every 40th deal of 1..32000 at min-1
     python bench/prover.py --hard --max-bytes 14G --max-disk 120G
     python bench/prover.py --deals 20410:1,24966:1
+    python bench/prover.py --wins --max-seconds 30  # wins the searches find hard
 
 Each proof row: deal, cells, the published verdict, ours, seconds, positions
 stored, peak memory as the search accounts it, bytes per stored position,
@@ -39,6 +40,15 @@ PRINGLE = ROOT / "reports" / "data" / "pringle_ms32000_min_cells.txt"
 #: machine).
 KNOWN = [(982, 2, "unsolvable"), (1568, 1, "unsolvable"), (1968, 1, "unsolvable")]
 HARD = [(219837216, 4, "unsolvable"), (2255988055, 4, "unsolvable")]
+#: Wins the searches find hard: 496564 with 3 cells (fc-solve 6.16 b3 wins
+#: it), and deals of MS 1..32000 at their minimum in Pringle's table that
+#: `run 1-32000 --min-cells` left undetermined at 300 s (ten). The first-move
+#: probe wins the first three; the other eight are open.
+WINS = [
+    (496564, 3, "solved"), (17331, 1, "solved"), (20337, 2, "solved"),
+    (11744, 1, "solved"), (12284, 1, "solved"), (13599, 1, "solved"), (20752, 1, "solved"),
+    (5435, 2, "solved"), (9691, 2, "solved"), (16322, 2, "solved"), (17760, 2, "solved"),
+]  # fmt: skip
 
 
 def pringle() -> dict[int, int]:
@@ -89,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--known", action="store_true", help="982@2, 1568@1, 1968@1 (published: unsolvable)")
     p.add_argument("--hard", action="store_true", help="MS 219837216 and 2255988055 with 4 cells")
+    p.add_argument("--wins", action="store_true", help="wins the searches find hard (published: solvable)")
     p.add_argument("--sample", type=int, metavar="STEP", help="every STEP-th deal of 1..32000 at its minimum less one")
     p.add_argument("--deals", metavar="D:K,...", help="these deals at these cell counts (published verdict: unsolvable)")
     p.add_argument("--max-bytes", default="1G", help="memory per proof (default 1G, the product's default)")
@@ -101,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         jobs += KNOWN
     if args.hard:
         jobs += HARD
+    if args.wins:
+        jobs += WINS
     if args.deals:
         for item in args.deals.split(","):
             d, k = item.split(":")
@@ -109,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         table = pringle()
         jobs += [(n, table[n] - 1, "unsolvable") for n in range(args.sample, 32001, args.sample) if table[n] > 0]
     if not jobs:
-        p.error("nothing to run: give --known, --hard, --sample or --deals")
+        p.error("nothing to run: give --known, --hard, --wins, --sample or --deals")
     print(f"# load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; budgets {args.max_bytes} RAM, {args.max_disk} disk")
     cols = "deal cells published ours seconds stored B/pos peak_MiB disk_MiB rss_MiB".split()
     print("\t".join(cols))
