@@ -467,7 +467,8 @@ def test_headline_of_a_run_lists_unsolvable_and_limit_deals(runs: FixtureRuns) -
     assert {why for _, why in line.limits} == {"positions"}
     text = h.text()
     assert f"unsolvable ({len(line.unsolvable)}): {line.unsolvable[0]}" in text
-    assert "limit (5): 1 (positions), 6 (positions)" in text
+    (first, _), (second, _) = line.limits[:2]
+    assert f"limit ({len(line.limits)}): {first} (positions), {second} (positions)" in text
 
 
 def test_the_answer_writes_large_counts_as_the_headline_does(tmp_path: Path) -> None:
