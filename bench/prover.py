@@ -42,12 +42,12 @@ KNOWN = [(982, 2, "unsolvable"), (1568, 1, "unsolvable"), (1968, 1, "unsolvable"
 HARD = [(219837216, 4, "unsolvable"), (2255988055, 4, "unsolvable")]
 #: Wins the searches find hard: 496564 with 3 cells (fc-solve 6.16 b3 wins
 #: it), and deals of MS 1..32000 at their minimum in Pringle's table that
-#: `run 1-32000 --min-cells` left undetermined at 300 s (ten). The first-move
-#: probe wins the first three; the other eight are open.
+#: `run 1-32000 --min-cells` left undetermined at 300 s (eleven). The first-move
+#: probe wins the first three; the other nine are open.
 WINS = [
     (496564, 3, "solved"), (17331, 1, "solved"), (20337, 2, "solved"),
     (11744, 1, "solved"), (12284, 1, "solved"), (13599, 1, "solved"), (20752, 1, "solved"),
-    (5435, 2, "solved"), (9691, 2, "solved"), (16322, 2, "solved"), (17760, 2, "solved"),
+    (5435, 2, "solved"), (9691, 2, "solved"), (16322, 2, "solved"), (17760, 2, "solved"), (21165, 2, "solved"),
 ]  # fmt: skip
 
 
