@@ -6,7 +6,7 @@
 //! ```text
 //! cargo run --release --example range -- START END [--cells K] [--move-rule R]
 //!     [--max-positions N] [--max-bytes N] [--deals FILE] [--tuning FILE]
-//!     [--list-hard N]
+//!     [--list-hard N] [--min-cells [--max-cells M] [--max-seconds S]]
 //! ```
 //!
 //! `--deals FILE`: the deal numbers in FILE instead of START..=END.
@@ -14,10 +14,15 @@
 //! `engine/src/solver/tuning.toml`) instead of the shipped ones.
 //! `--list-hard N`: a line `hard DEAL EXPANDED OUTCOME PROOF_EXPANDED` for
 //! every deal that takes more than N expansions.
+//! `--min-cells`: the fewest cells of each deal (`solver::min_cells_with`,
+//! up to `--max-cells`, 8 by default, each search with `--max-seconds`),
+//! then how many deals need each count, how many are undetermined, and the
+//! expansions and seconds spent on each count searched.
 mod common;
 
-use engine::solver::{solve_with, Outcome};
+use engine::solver::{min_cells_with, solve_with, Limits, Outcome, Tuning};
 use engine::Board;
+use engine::Variant;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -30,11 +35,25 @@ fn main() -> ExitCode {
         "--deals",
         "--tuning",
         "--list-hard",
+        "--max-cells",
+        "--max-seconds",
     ];
-    let parsed = common::Args::parse(&values, &[]).and_then(|a| {
+    let parsed = common::Args::parse(&values, &["--min-cells"]).and_then(|a| {
         let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
         let deals = a.deals(start, end)?;
         let list_hard: Option<u64> = a.value("--list-hard")?;
+        if a.flag("--min-cells") {
+            let max_cells = a.value("--max-cells")?.unwrap_or(8);
+            let mut limits = a.limits()?;
+            limits.max_seconds = a.value("--max-seconds")?;
+            return Err(min_cells_range(
+                &deals,
+                a.variant()?,
+                max_cells,
+                &limits,
+                &a.tuning()?,
+            ));
+        }
         Ok((
             start,
             end,
@@ -47,6 +66,7 @@ fn main() -> ExitCode {
     });
     let (start, end, deals, v, limits, tuning, list_hard) = match parsed {
         Ok(p) => p,
+        Err(e) if e.is_empty() => return ExitCode::SUCCESS, // --min-cells, done
         Err(e) => {
             eprintln!("range: {e}");
             return ExitCode::from(2);
@@ -131,4 +151,58 @@ fn main() -> ExitCode {
         peak >> 20
     );
     ExitCode::SUCCESS
+}
+
+/// `--min-cells`: prints a line per undetermined deal, then the summary.
+/// Returns "" (done) or the error.
+fn min_cells_range(
+    deals: &[u64],
+    v: Variant,
+    max_cells: u8,
+    limits: &Limits,
+    tuning: &Tuning,
+) -> String {
+    let t0 = Instant::now();
+    let mut minima = [0u64; 11];
+    let mut undetermined = Vec::new();
+    // Per count searched: searches, expansions, seconds.
+    let mut per = [(0u64, 0u64, 0f64); 11];
+    for &n in deals {
+        if let Err(e) = Board::deal(n, v) {
+            return e.to_string();
+        }
+        let m = min_cells_with(n, v, max_cells, limits, tuning);
+        for (k, r) in &m.searched {
+            let p = &mut per[*k as usize];
+            p.0 += 1;
+            p.1 += r.stats.expanded;
+            p.2 += r.stats.elapsed.as_secs_f64();
+        }
+        match m.min {
+            Some(k) => minima[k as usize] += 1,
+            None => {
+                let last = m.searched.last().map(|(k, r)| (*k, r.outcome.name()));
+                println!("undetermined {n} {last:?}");
+                undetermined.push(n);
+            }
+        }
+    }
+    let el = t0.elapsed().as_secs_f64();
+    let shown: Vec<String> = (0..=max_cells as usize)
+        .map(|k| format!("{k}: {}", minima[k]))
+        .collect();
+    println!(
+        "minima {}; undetermined {}",
+        shown.join(", "),
+        undetermined.len()
+    );
+    for (k, p) in per.iter().enumerate().filter(|(_, p)| p.0 > 0) {
+        println!("cells {k}: {} searches, expanded {}, {:.2}s", p.0, p.1, p.2);
+    }
+    println!(
+        "min-cells of {} deals: {el:.2}s, {:.1} us/deal",
+        deals.len(),
+        el * 1e6 / deals.len().max(1) as f64
+    );
+    String::new()
 }

@@ -157,11 +157,22 @@ fn min_cells_start(variant: Variant) -> u8 {
 /// a solution with fewer cells would be one with more). Every other count
 /// is inferred, not searched.
 pub fn min_cells(n: u64, variant: Variant, max_cells: u8, limits: &Limits) -> MinCells {
+    min_cells_with(n, variant, max_cells, limits, Tuning::shipped())
+}
+
+/// `min_cells` with these settings (`examples/range --min-cells --tuning`).
+pub fn min_cells_with(
+    n: u64,
+    variant: Variant,
+    max_cells: u8,
+    limits: &Limits,
+    tuning: &Tuning,
+) -> MinCells {
     let lo = variant.dealt_to_cells;
     let mut searched: Vec<(u8, SolveResult)> = Vec::new();
     let mut run = |k: u8| -> Outcome {
         let b = Board::deal(n, variant.with_cells(k)).expect("validated deal and variant");
-        let r = solve(&b, limits);
+        let r = solve_with(&b, limits, tuning);
         let o = r.outcome;
         searched.push((k, r));
         o
