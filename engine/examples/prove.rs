@@ -67,7 +67,7 @@ fn run(args: &[String]) -> Result<(), String> {
         deals = (start..=end).collect();
     }
     println!(
-        "deal\toutcome\texpanded\tstored\tlayers\tmax_layer\tbreadth_first_layers\tpeak_bytes\tpeak_disk\tseconds\tbytes_per_position"
+        "deal\toutcome\texpanded\tstored\tlayers\tmax_layer\tbreadth_first_layers\tpeak_bytes\tpeak_disk\tseconds\tbytes_per_position\tseeds\tseeds_dropped\troots"
     );
     for n in deals {
         let b = Board::deal(n, variant).map_err(|e| e.to_string())?;
@@ -91,7 +91,7 @@ fn run(args: &[String]) -> Result<(), String> {
             ProofOutcome::Limit(l) => format!("limit:{l:?}").to_lowercase(),
         };
         println!(
-            "{n}\t{outcome}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.1}",
+            "{n}\t{outcome}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.1}\t{}\t{}\t{}",
             s.expanded,
             s.stored,
             s.layers,
@@ -100,7 +100,10 @@ fn run(args: &[String]) -> Result<(), String> {
             s.peak_bytes,
             s.peak_disk,
             s.elapsed.as_secs_f64(),
-            s.peak_bytes as f64 / s.stored.max(1) as f64
+            s.peak_bytes as f64 / s.stored.max(1) as f64,
+            s.seeds,
+            s.seeds_dropped,
+            s.roots
         );
     }
     Ok(())
