@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! cargo run --release --example range -- START END [--cells K] [--move-rule R]
-//!     [--max-positions N] [--max-bytes N] [--deals FILE] [--tuning FILE]
+//!     [--max-positions N] [--max-bytes N] [--max-disk N] [--deals FILE]
+//!     [--tuning FILE]
 //!     [--list-hard N] [--min-cells [--max-cells M] [--max-seconds S]]
 //! ```
 //!
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         "--move-rule",
         "--max-positions",
         "--max-bytes",
+        "--max-disk",
         "--deals",
         "--tuning",
         "--list-hard",

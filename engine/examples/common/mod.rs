@@ -74,7 +74,9 @@ impl Args {
         Ok(v)
     }
 
-    /// The default limits with `--max-positions N` and `--max-bytes N`.
+    /// The default limits with `--max-positions N`, `--max-bytes N` and
+    /// `--max-disk N` (the prover's spill files, in the temporary
+    /// directory; none by default, where the command line allows 8 GiB).
     pub fn limits(&self) -> Result<Limits, String> {
         let mut l = Limits::default();
         if let Some(n) = self.value("--max-positions")? {
@@ -82,6 +84,10 @@ impl Args {
         }
         if let Some(n) = self.value("--max-bytes")? {
             l.max_bytes = n;
+        }
+        if let Some(n) = self.value("--max-disk")? {
+            l.max_disk = n;
+            l.spill_dir = Some(std::env::temp_dir());
         }
         Ok(l)
     }
