@@ -40,23 +40,24 @@ fn main() -> ExitCode {
         "--max-cells",
         "--max-seconds",
     ];
-    let parsed = common::Args::parse(&values, &["--min-cells"]).and_then(|a| {
+    let args = match common::Args::parse(&values, &["--min-cells"]) {
+        Ok(a) => a,
+        Err(e) => return usage(e),
+    };
+    if args.flag("--min-cells") {
+        return match min_cells_args(&args) {
+            Ok((deals, v, max_cells, limits, tuning)) => {
+                min_cells_range(&deals, v, max_cells, &limits, &tuning)
+            }
+            Err(e) => usage(e),
+        };
+    }
+    let parsed = (|| {
+        let a = &args;
         let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
         let deals = a.deals(start, end)?;
         let list_hard: Option<u64> = a.value("--list-hard")?;
-        if a.flag("--min-cells") {
-            let max_cells = a.value("--max-cells")?.unwrap_or(8);
-            let mut limits = a.limits()?;
-            limits.max_seconds = a.value("--max-seconds")?;
-            return Err(min_cells_range(
-                &deals,
-                a.variant()?,
-                max_cells,
-                &limits,
-                &a.tuning()?,
-            ));
-        }
-        Ok((
+        Ok::<_, String>((
             start,
             end,
             deals,
@@ -65,14 +66,10 @@ fn main() -> ExitCode {
             a.tuning()?,
             list_hard,
         ))
-    });
+    })();
     let (start, end, deals, v, limits, tuning, list_hard) = match parsed {
         Ok(p) => p,
-        Err(e) if e.is_empty() => return ExitCode::SUCCESS, // --min-cells, done
-        Err(e) => {
-            eprintln!("range: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return usage(e),
     };
     let t0 = Instant::now();
     let (mut solved, mut unsolvable, mut limit) = (0, 0, 0);
@@ -86,10 +83,7 @@ fn main() -> ExitCode {
     for n in deals {
         let b = match Board::deal(n, v) {
             Ok(b) => b,
-            Err(e) => {
-                eprintln!("range: {e}");
-                return ExitCode::from(2);
-            }
+            Err(e) => return usage(e.to_string()),
         };
         let r = solve_with(&b, &limits, &tuning);
         expanded += r.stats.expanded;
@@ -155,15 +149,37 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// A bad command line or deal: one line, exit 2.
+fn usage(e: String) -> ExitCode {
+    eprintln!("range: {e}");
+    ExitCode::from(2)
+}
+
+type MinCellsArgs = (Vec<u64>, Variant, u8, Limits, Tuning);
+
+/// The `--min-cells` command line: the deals, the variant, the most cells
+/// to try, the limits of each search (with `--max-seconds`), the settings.
+fn min_cells_args(a: &common::Args) -> Result<MinCellsArgs, String> {
+    let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
+    let mut limits = a.limits()?;
+    limits.max_seconds = a.value("--max-seconds")?;
+    Ok((
+        a.deals(start, end)?,
+        a.variant()?,
+        a.value("--max-cells")?.unwrap_or(8),
+        limits,
+        a.tuning()?,
+    ))
+}
+
 /// `--min-cells`: prints a line per undetermined deal, then the summary.
-/// Returns "" (done) or the error.
 fn min_cells_range(
     deals: &[u64],
     v: Variant,
     max_cells: u8,
     limits: &Limits,
     tuning: &Tuning,
-) -> String {
+) -> ExitCode {
     let t0 = Instant::now();
     let mut minima = [0u64; 11];
     let mut undetermined = Vec::new();
@@ -171,7 +187,7 @@ fn min_cells_range(
     let mut per = [(0u64, 0u64, 0f64); 11];
     for &n in deals {
         if let Err(e) = Board::deal(n, v) {
-            return e.to_string();
+            return usage(e.to_string());
         }
         let m = min_cells_with(n, v, max_cells, limits, tuning);
         for (k, r) in &m.searched {
@@ -206,5 +222,5 @@ fn min_cells_range(
         deals.len(),
         el * 1e6 / deals.len().max(1) as f64
     );
-    String::new()
+    ExitCode::SUCCESS
 }
