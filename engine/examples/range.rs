@@ -7,7 +7,7 @@
 //! cargo run --release --example range -- START END [--cells K] [--move-rule R]
 //!     [--max-positions N] [--max-bytes N] [--max-disk N] [--deals FILE]
 //!     [--tuning FILE]
-//!     [--list-hard N] [--min-cells [--max-cells M] [--max-seconds S]]
+//!     [--max-seconds S] [--list-hard N] [--min-cells [--max-cells M]]
 //! ```
 //!
 //! `--deals FILE`: the deal numbers in FILE instead of START..=END.
@@ -16,7 +16,7 @@
 //! `--list-hard N`: a line `hard DEAL EXPANDED OUTCOME PROOF_EXPANDED` for
 //! every deal that takes more than N expansions.
 //! `--min-cells`: the fewest cells of each deal (`solver::min_cells_with`,
-//! up to `--max-cells`, 8 by default, each search with `--max-seconds`),
+//! up to `--max-cells`, 8 by default; `--max-seconds` limits each search),
 //! then how many deals need each count, how many are undetermined, and the
 //! expansions and seconds spent on each count searched.
 mod common;
@@ -44,33 +44,29 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => return usage(e),
     };
-    if args.flag("--min-cells") {
-        return match min_cells_args(&args) {
-            Ok((deals, v, max_cells, limits, tuning)) => {
-                min_cells_range(&deals, v, max_cells, &limits, &tuning)
-            }
-            Err(e) => usage(e),
-        };
-    }
     let parsed = (|| {
         let a = &args;
         let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
-        let deals = a.deals(start, end)?;
-        let list_hard: Option<u64> = a.value("--list-hard")?;
+        let mut limits = a.limits()?;
+        limits.max_seconds = a.value("--max-seconds")?;
         Ok::<_, String>((
             start,
             end,
-            deals,
+            a.deals(start, end)?,
             a.variant()?,
-            a.limits()?,
+            limits,
             a.tuning()?,
-            list_hard,
+            a.value::<u64>("--list-hard")?,
+            a.value::<u8>("--max-cells")?.unwrap_or(8),
         ))
     })();
-    let (start, end, deals, v, limits, tuning, list_hard) = match parsed {
+    let (start, end, deals, v, limits, tuning, list_hard, max_cells) = match parsed {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    if args.flag("--min-cells") {
+        return min_cells_range(&deals, v, max_cells, &limits, &tuning);
+    }
     let t0 = Instant::now();
     let (mut solved, mut unsolvable, mut limit) = (0, 0, 0);
     let mut expanded = 0u64;
@@ -153,23 +149,6 @@ fn main() -> ExitCode {
 fn usage(e: String) -> ExitCode {
     eprintln!("range: {e}");
     ExitCode::from(2)
-}
-
-type MinCellsArgs = (Vec<u64>, Variant, u8, Limits, Tuning);
-
-/// The `--min-cells` command line: the deals, the variant, the most cells
-/// to try, the limits of each search (with `--max-seconds`), the settings.
-fn min_cells_args(a: &common::Args) -> Result<MinCellsArgs, String> {
-    let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
-    let mut limits = a.limits()?;
-    limits.max_seconds = a.value("--max-seconds")?;
-    Ok((
-        a.deals(start, end)?,
-        a.variant()?,
-        a.value("--max-cells")?.unwrap_or(8),
-        limits,
-        a.tuning()?,
-    ))
 }
 
 /// `--min-cells`: prints a line per undetermined deal, then the summary.
