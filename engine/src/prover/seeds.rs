@@ -192,21 +192,23 @@ impl<'a> BitWriter<'a> {
         BitWriter { out, acc: 0, n: 0 }
     }
 
+    /// Appends the low `bits` (at most 32) bits of `v`, four bytes at a
+    /// time.
     #[inline]
     fn put(&mut self, v: u64, bits: u32) {
+        debug_assert!(bits <= 32 && v >> bits == 0);
         self.acc |= v << self.n;
         self.n += bits;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
+        if self.n >= 32 {
+            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            self.acc >>= 32;
+            self.n -= 32;
         }
     }
 
     fn finish(self) {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
+        let bytes = self.n.div_ceil(8) as usize;
+        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
     }
 }
 
@@ -227,18 +229,36 @@ impl<'a> BitReader<'a> {
         }
     }
 
+    /// The next `bits` (at most 32) bits.
     #[inline]
     fn get(&mut self, bits: u32) -> u64 {
-        while self.n < bits {
-            let b = self.data.get(self.pos).copied().unwrap_or(0);
-            self.pos += 1;
-            self.acc |= (b as u64) << self.n;
-            self.n += 8;
+        if self.n < bits {
+            self.refill();
         }
         let v = self.acc & ((1u64 << bits) - 1);
         self.acc >>= bits;
         self.n -= bits;
         v
+    }
+
+    /// At least 56 bits in `acc`: a whole little-endian word where 8 bytes
+    /// are left (its bits past `n` are the bytes the next refill loads
+    /// again at the same places, so OR-ing them twice changes nothing),
+    /// byte by byte at the end (zeros past it).
+    #[inline]
+    fn refill(&mut self) {
+        if let Some(w) = self.data.get(self.pos..self.pos + 8) {
+            self.acc |= u64::from_le_bytes(w.try_into().unwrap()) << self.n;
+            self.pos += ((63 - self.n) >> 3) as usize;
+            self.n |= 56;
+            return;
+        }
+        while self.n <= 56 {
+            let b = self.data.get(self.pos).copied().unwrap_or(0);
+            self.pos += 1;
+            self.acc |= (b as u64) << self.n;
+            self.n += 8;
+        }
     }
 }
 
@@ -629,6 +649,39 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bit streams of every width and length read back as written, the
+    /// last bytes (no whole word left) included.
+    #[test]
+    fn bits_round_trip() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in 0..200 {
+            let items: Vec<(u64, u32)> = (0..len)
+                .map(|_| {
+                    let bits = (next() % 32) as u32 + 1;
+                    (next() & ((1u64 << bits) - 1), bits)
+                })
+                .collect();
+            let mut out = Vec::new();
+            let mut w = BitWriter::new(&mut out);
+            for &(v, bits) in &items {
+                w.put(v, bits);
+            }
+            w.finish();
+            let total: u32 = items.iter().map(|i| i.1).sum();
+            assert_eq!(out.len(), total.div_ceil(8) as usize);
+            let mut r = BitReader::new(&out);
+            for &(v, bits) in &items {
+                assert_eq!(r.get(bits), v);
+            }
+        }
+    }
 
     #[test]
     fn records_round_trip() {
