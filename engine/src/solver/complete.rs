@@ -65,9 +65,7 @@ pub(super) enum Step {
 pub(super) struct Search {
     started: bool,
     heuristic: Heuristic,
-    /// Expansions after which it stops with a position limit: the
-    /// settings' `complete_handover` (then the prover decides), or an
-    /// experiment's cap (`solve_complete_alone`).
+    /// An experiment's cap on expansions (`solve_complete_alone`).
     cap: u64,
     start: Board,
     b: Board,
@@ -82,13 +80,12 @@ pub(super) struct Search {
 }
 
 impl Search {
-    /// A search of `board`'s positions, children in the order of `order`,
-    /// for at most `cap` expansions.
-    pub(super) fn new(board: &Board, order: Weights, limits: &Limits, cap: u64) -> Self {
+    /// A search of `board`'s positions, children in the order of `order`.
+    pub(super) fn new(board: &Board, order: Weights, limits: &Limits) -> Self {
         Search {
             started: false,
             heuristic: Heuristic::new(order, limits.max_bytes),
-            cap,
+            cap: u64::MAX,
             start: board.clone(),
             b: board.clone(),
             limits: limits.clone(),
@@ -417,7 +414,8 @@ pub fn solve_complete_alone(
     order: &Weights,
 ) -> SolveResult {
     let budget = Budget::new(limits);
-    let mut s = Search::new(board, *order, limits, cap);
+    let mut s = Search::new(board, *order, limits);
+    s.cap = cap;
     loop {
         if let Step::Done(r) = s.resume(u64::MAX, budget.whole(), &budget) {
             return r;
@@ -541,7 +539,7 @@ mod tests {
                 max_bytes: mb << 20,
                 ..Limits::default()
             };
-            let mut s = Search::new(&b, Tuning::shipped().final_order, &limits, u64::MAX);
+            let mut s = Search::new(&b, Tuning::shipped().final_order, &limits);
             let any = Move::Home {
                 from: Loc::Cell(0),
                 suit: 0,

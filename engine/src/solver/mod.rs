@@ -234,26 +234,6 @@ mod tests {
         assert!(b.is_won());
     }
 
-    /// Past `complete_handover` expansions the complete search stops and
-    /// the prover decides from the start: the same verdict, the prover's
-    /// positions.
-    #[test]
-    fn the_complete_search_hands_long_proofs_to_the_prover() {
-        let b = Board::deal(11982, Variant::default()).unwrap();
-        let limits = Limits::default();
-        let whole = solve(&b, &limits);
-        assert_eq!(whole.outcome, Outcome::Unsolvable);
-        assert!(whole.stats.proof_expanded > 10_000);
-        let mut t = Tuning::shipped().clone();
-        t.complete_handover = 10_000;
-        let handed = solve_with(&b, &limits, &t);
-        assert_eq!(handed.outcome, Outcome::Unsolvable);
-        let proof = prover::prove(&b, &limits);
-        assert_eq!(proof.outcome, ProofOutcome::Unsolvable);
-        assert_eq!(handed.stats.stored, proof.stats.stored);
-        assert!(handed.stats.proof_expanded >= 10_000 + proof.stats.expanded);
-    }
-
     #[test]
     fn known_answers() {
         for (deal, cells, solvable) in

@@ -98,12 +98,7 @@ impl<'a> Portfolio<'a> {
             members: Vec::new(),
             groups,
             exhausted: Vec::new(),
-            complete: Search::new(
-                board,
-                tuning.interleaved_order,
-                limits,
-                tuning.complete_handover,
-            ),
+            complete: Search::new(board, tuning.interleaved_order, limits),
             quota: tuning.quota,
             spent: 0,
         }
@@ -328,12 +323,7 @@ impl<'a> Portfolio<'a> {
         self.members = Vec::new();
         self.groups = Vec::new();
         if self.complete.started() {
-            self.complete = Search::new(
-                self.board,
-                self.tuning.final_order,
-                self.budget.limits(),
-                self.tuning.complete_handover,
-            );
+            self.complete = Search::new(self.board, self.tuning.final_order, self.budget.limits());
         }
         if let Some(r) = self.probe(&mut expanded, &mut proved) {
             return r;

@@ -88,9 +88,6 @@ pub struct Tuning {
     /// total; 0: only after the portfolio).
     pub complete_share: u64,
     pub complete_start: u64,
-    /// Expansions after which the complete search hands the deal to the
-    /// prover (`solve_with`), which then searches from the start.
-    pub complete_handover: u64,
     /// The order of the complete search while it joins the rounds.
     pub interleaved_order: Weights,
     /// The order of a complete search that decides alone after the
@@ -172,7 +169,6 @@ impl Tuning {
             late_shared_cells: schedule.int("late_shared_cells")?,
             complete_share: complete.int("share")?,
             complete_start: complete.int("start")?,
-            complete_handover: complete.int("handover")?,
             interleaved_order: complete.weights("interleaved_order")?,
             final_order: complete.weights("final_order")?,
             blocked: match blocked {
