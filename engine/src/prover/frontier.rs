@@ -20,7 +20,7 @@
 //! once. Under other empty-column rules a card that leaves the bottom of a
 //! column may never return, the bound fails, and this search is not used.
 
-use super::seeds::{unlinked_file, Log, Origin};
+use super::seeds::{unlinked_file, Codec, Log, Origin};
 use super::{Prover, Step, Stop};
 use crate::board::Board;
 use crate::variant::EmptyRule;
@@ -168,6 +168,10 @@ struct Level {
     ram: Vec<u128>,
     file: Option<(File, u64)>,
     len: u64,
+    /// Once the level is complete: where each bucket of `ram` starts, the
+    /// buckets taken by the fingerprints' top bits (`seal`).
+    dir: Vec<u32>,
+    shift: u32,
 }
 
 impl Level {
@@ -194,7 +198,41 @@ impl Level {
     }
 
     fn ram_bytes(&self) -> u64 {
-        self.ram.capacity() as u64 * 16
+        self.ram.capacity() as u64 * 16 + self.dir.capacity() as u64 * 4
+    }
+
+    /// Indexes the fingerprints in memory by their top bits, about four to
+    /// a bucket (a cache line), for `contains`.
+    fn seal(&mut self) {
+        let n = self.ram.len();
+        if n == 0 {
+            return;
+        }
+        let bits = (n / 4).max(1).ilog2() + 1;
+        self.shift = 128 - bits;
+        let buckets = 1usize << bits;
+        let mut dir = Vec::with_capacity(buckets + 1);
+        let mut i = 0;
+        for b in 0..buckets {
+            while i < n && ((self.ram[i] >> self.shift) as usize) < b {
+                i += 1;
+            }
+            dir.push(i as u32);
+        }
+        dir.push(n as u32);
+        self.dir = dir;
+    }
+
+    /// Whether `fp` is among the level's fingerprints kept in memory (those
+    /// in its file are not looked at: a miss here is no answer).
+    #[inline]
+    fn contains(&self, fp: u128) -> bool {
+        if self.dir.is_empty() {
+            return false;
+        }
+        let b = (fp >> self.shift) as usize;
+        let (lo, hi) = (self.dir[b] as usize, self.dir[b + 1] as usize);
+        self.ram[lo..hi].contains(&fp)
     }
 
     fn disk_bytes(&self) -> u64 {
@@ -280,23 +318,14 @@ impl Prover<'_> {
         let dir = self.store_dir();
         // A sorted chunk, doubling as it grows, stays within a quarter.
         let chunk = (self.limits.max_bytes / 8).max(1 << 14) as usize;
-        // Level 0: the entry positions, each kept as a root so a win can be
-        // traced back.
+        // Level 0: the entry positions as they were written, each distinct
+        // one kept as a root when it comes out of the sort (and given it as
+        // its origin) so a win can be traced back.
         let mut sorter = Sorter::new(chunk);
         let mut failed = None;
         let io = batch.for_each(|rec| {
             let (b, _) = self.codec.decode(rec);
-            let root = self.store.keep_root(layer, rec);
-            let mut out = Vec::new();
-            self.codec.encode(
-                &b,
-                Origin {
-                    layer: layer as u8,
-                    root,
-                },
-                &mut out,
-            );
-            sorter.push(b.fingerprint(), &out[1..]);
+            sorter.push(b.fingerprint(), rec);
             if sorter.full() {
                 if let Err(e) = self.spill_sorter(&mut sorter, dir.as_deref()) {
                     failed = Some(e);
@@ -314,6 +343,8 @@ impl Prover<'_> {
         let mut levels: Vec<Level> = Vec::new();
         let level_cap = (self.limits.max_bytes / 16) as usize;
         let mut layer_len = 0u64;
+        let mut entries = true;
+        let mut root_rec = Vec::new();
         loop {
             // The next level: the candidates less the last levels.
             let mut frontier = Log::default();
@@ -330,7 +361,19 @@ impl Prover<'_> {
                     Ok(true) => {}
                     Ok(false) => {
                         failed |= fps.push(fp, level_cap, dir.as_deref()).is_err();
-                        frontier.append(rec);
+                        if entries {
+                            let root = self.store.keep_root(layer, rec);
+                            root_rec.clear();
+                            root_rec.extend_from_slice(rec);
+                            let origin = Origin {
+                                layer: layer as u8,
+                                root,
+                            };
+                            Codec::set_origin(&mut root_rec, origin);
+                            frontier.append(&root_rec);
+                        } else {
+                            frontier.append(rec);
+                        }
                     }
                     Err(_) => failed = true,
                 });
@@ -338,6 +381,7 @@ impl Prover<'_> {
                     return Step::Limit(super::ProofLimit::Disk);
                 }
             }
+            entries = false;
             // The sort runs are gone; the last levels' files stay.
             let levels_disk = levels.iter().map(Level::disk_bytes).sum::<u64>() + fps.disk_bytes();
             self.bfs_frontier_disk = 0;
@@ -366,6 +410,7 @@ impl Prover<'_> {
             if self.stats.stored > self.limits.max_positions {
                 return Step::Limit(super::ProofLimit::Positions);
             }
+            fps.seal();
             levels.push(fps);
             if levels.len() > REVERSE + 1 {
                 levels.remove(0);
@@ -386,7 +431,7 @@ impl Prover<'_> {
             let mut step = None;
             let io = frontier.for_each(|rec| {
                 let (b, origin) = self.codec.decode(rec);
-                match self.expand_level(b, origin, &mut sorter, dir.as_deref()) {
+                match self.expand_level(b, origin, &levels, &mut sorter, dir.as_deref()) {
                     Ok(()) => true,
                     Err(s) => {
                         step = Some(s);
@@ -428,11 +473,14 @@ impl Prover<'_> {
     }
 
     /// Expands one position of a level: exits to the store, moves within
-    /// the layer to the sorter.
+    /// the layer to the sorter, less those found in the last levels' memory
+    /// (most of a level's moves lead back to them, and the merge would drop
+    /// them anyway).
     fn expand_level(
         &mut self,
         b: Board,
         origin: Origin,
+        levels: &[Level],
         sorter: &mut Sorter,
         dir: Option<&Path>,
     ) -> Result<(), Step> {
@@ -457,9 +505,12 @@ impl Prover<'_> {
         for &m in &moves {
             if !self.is_exit(m) {
                 self.b.apply(m);
-                rec.clear();
-                self.codec.encode(&self.b, origin, &mut rec);
-                sorter.push(self.b.fingerprint(), &rec[1..]);
+                let fp = self.b.fingerprint();
+                if !levels.iter().rev().any(|l| l.contains(fp)) {
+                    rec.clear();
+                    self.codec.encode(&self.b, origin, &mut rec);
+                    sorter.push(fp, &rec[1..]);
+                }
                 self.b.undo(m);
                 self.b.restore_dirty(mark);
                 if sorter.full() {

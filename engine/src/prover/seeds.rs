@@ -137,6 +137,12 @@ impl Codec {
         out[start] = len as u8;
     }
 
+    /// Replaces the origin of a record (without its length byte).
+    pub fn set_origin(rec: &mut [u8], origin: Origin) {
+        rec[0] = origin.layer;
+        rec[1..5].copy_from_slice(&origin.root.to_le_bytes());
+    }
+
     /// The position and origin of one record (without its length byte).
     pub fn decode(&self, rec: &[u8]) -> (Board, Origin) {
         let origin = Origin {
