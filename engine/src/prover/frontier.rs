@@ -161,11 +161,13 @@ impl Sorter {
     }
 }
 
-/// A level's fingerprints, added in increasing order: in memory, and once
-/// they pass `cap` bytes, the earlier ones in a file.
+/// A level's fingerprints, added in increasing order: the first in memory
+/// up to `cap` bytes, the rest (all larger) in a file.
 #[derive(Default)]
 struct Level {
     ram: Vec<u128>,
+    /// Fingerprints past the cap, on their way to the file.
+    tail: Vec<u128>,
     file: Option<(File, u64)>,
     len: u64,
     /// Once the level is complete: where each bucket of `ram` starts, the
@@ -174,53 +176,70 @@ struct Level {
     shift: u32,
 }
 
+/// Fingerprints past a level's cap written to its file at a time.
+const TAIL: usize = 1 << 16;
+
 impl Level {
     fn push(&mut self, fp: u128, cap: usize, dir: Option<&Path>) -> io::Result<()> {
-        self.ram.push(fp);
         self.len += 1;
-        if self.ram.len() * 16 > cap {
-            if let Some(dir) = dir {
-                if self.file.is_none() {
-                    self.file = Some((unlinked_file(dir)?, 0));
+        match dir {
+            Some(dir) if self.file.is_some() || (self.ram.len() + 1) * 16 > cap => {
+                self.tail.push(fp);
+                if self.tail.len() >= TAIL {
+                    self.flush(dir)?;
                 }
-                let (f, n) = self.file.as_mut().unwrap();
-                let mut w = BufWriter::with_capacity(1 << 16, &mut *f);
-                w.seek(SeekFrom::End(0))?;
-                for x in &self.ram {
-                    w.write_all(&x.to_le_bytes())?;
-                }
-                w.flush()?;
-                *n += self.ram.len() as u64;
-                self.ram.clear();
             }
+            _ => self.ram.push(fp),
         }
         Ok(())
     }
 
-    fn ram_bytes(&self) -> u64 {
-        self.ram.capacity() as u64 * 16 + self.dir.capacity() as u64 * 4
+    fn flush(&mut self, dir: &Path) -> io::Result<()> {
+        if self.file.is_none() {
+            self.file = Some((unlinked_file(dir)?, 0));
+        }
+        let (f, n) = self.file.as_mut().unwrap();
+        let mut w = BufWriter::with_capacity(1 << 16, &mut *f);
+        w.seek(SeekFrom::End(0))?;
+        for x in &self.tail {
+            w.write_all(&x.to_le_bytes())?;
+        }
+        w.flush()?;
+        *n += self.tail.len() as u64;
+        self.tail.clear();
+        Ok(())
     }
 
-    /// Indexes the fingerprints in memory by their top bits, about four to
+    fn ram_bytes(&self) -> u64 {
+        (self.ram.capacity() + self.tail.capacity()) as u64 * 16 + self.dir.capacity() as u64 * 4
+    }
+
+    /// Once the level is complete: writes out the rest of its tail, and
+    /// indexes the fingerprints in memory by their top bits, about four to
     /// a bucket (a cache line), for `contains`.
-    fn seal(&mut self) {
+    fn seal(&mut self, dir: Option<&Path>) -> io::Result<()> {
+        if let Some(dir) = dir.filter(|_| !self.tail.is_empty()) {
+            self.flush(dir)?;
+        }
+        self.tail = Vec::new();
         let n = self.ram.len();
         if n == 0 {
-            return;
+            return Ok(());
         }
         let bits = (n / 4).max(1).ilog2() + 1;
         self.shift = 128 - bits;
         let buckets = 1usize << bits;
-        let mut dir = Vec::with_capacity(buckets + 1);
+        let mut index = Vec::with_capacity(buckets + 1);
         let mut i = 0;
         for b in 0..buckets {
             while i < n && ((self.ram[i] >> self.shift) as usize) < b {
                 i += 1;
             }
-            dir.push(i as u32);
+            index.push(i as u32);
         }
-        dir.push(n as u32);
-        self.dir = dir;
+        index.push(n as u32);
+        self.dir = index;
+        Ok(())
     }
 
     /// Whether `fp` is among the level's fingerprints kept in memory (those
@@ -261,7 +280,7 @@ impl Level {
     }
 }
 
-/// A level read in order.
+/// A level read in order: its memory, then its file.
 struct LevelReader<'a> {
     file: Option<BufReader<std::io::Take<&'a mut File>>>,
     ram: &'a [u128],
@@ -271,6 +290,11 @@ struct LevelReader<'a> {
 
 impl LevelReader<'_> {
     fn advance(&mut self) -> io::Result<()> {
+        if self.i < self.ram.len() {
+            self.cur = Some(self.ram[self.i]);
+            self.i += 1;
+            return Ok(());
+        }
         if let Some(r) = self.file.as_mut() {
             let mut b = [0u8; 16];
             match r.read_exact(&mut b) {
@@ -282,8 +306,7 @@ impl LevelReader<'_> {
                 Err(e) => return Err(e),
             }
         }
-        self.cur = self.ram.get(self.i).copied();
-        self.i += 1;
+        self.cur = None;
         Ok(())
     }
 }
@@ -341,7 +364,9 @@ impl Prover<'_> {
             return Step::Limit(super::ProofLimit::Disk);
         }
         let mut levels: Vec<Level> = Vec::new();
-        let level_cap = (self.limits.max_bytes / 16) as usize;
+        // Four levels at most are held at once (three and the one being
+        // built), each with up to a tenth of the memory.
+        let level_cap = (self.limits.max_bytes / 10) as usize;
         let mut layer_len = 0u64;
         let mut entries = true;
         let mut root_rec = Vec::new();
@@ -362,7 +387,7 @@ impl Prover<'_> {
                     Ok(false) => {
                         failed |= fps.push(fp, level_cap, dir.as_deref()).is_err();
                         if entries {
-                            let root = self.store.keep_root(layer, rec);
+                            let root = self.store.keep_root(layer, fp, rec);
                             root_rec.clear();
                             root_rec.extend_from_slice(rec);
                             let origin = Origin {
@@ -382,6 +407,9 @@ impl Prover<'_> {
                 }
             }
             entries = false;
+            if fps.seal(dir.as_deref()).is_err() {
+                return Step::Limit(super::ProofLimit::Disk);
+            }
             // The sort runs are gone; the last levels' files stay.
             let levels_disk = levels.iter().map(Level::disk_bytes).sum::<u64>() + fps.disk_bytes();
             self.bfs_frontier_disk = 0;
@@ -410,7 +438,6 @@ impl Prover<'_> {
             if self.stats.stored > self.limits.max_positions {
                 return Step::Limit(super::ProofLimit::Positions);
             }
-            fps.seal();
             levels.push(fps);
             if levels.len() > REVERSE + 1 {
                 levels.remove(0);

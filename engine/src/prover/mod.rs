@@ -38,11 +38,12 @@
 //!
 //! # Solutions
 //! Each waiting position carries the layer and index of the root (a
-//! position a layer's search started from) whose search reached it, and the
-//! roots are kept. When a search wins, its stack is the path from its root;
-//! that root's own origin root is searched again alone until the exit that
-//! made it is met, giving the path before it, and so on back to the start.
-//! Each step costs at most a layer's search.
+//! position a layer's search started from) whose search reached it, and
+//! each root is kept as its fingerprint and its own origin. When a search
+//! wins, its stack is the path from its root; the origins lead back to the
+//! start, and from there each root is found again by its fingerprint,
+//! searching alone from the root before it. Each step costs at most a
+//! layer's search.
 
 mod frontier;
 pub mod seeds;
@@ -445,14 +446,15 @@ impl<'a> Prover<'a> {
     fn search_record(&mut self, layer: u32, rec: &[u8]) -> Step {
         let (b, root_origin) = self.codec.decode(rec);
         let (root_origin, deferred) = root_origin.split_deferred();
-        if !deferred && self.table.contains(b.fingerprint()) {
+        let fp = b.fingerprint();
+        if !deferred && self.table.contains(fp) {
             return Step::Done;
         }
         self.start_origin = root_origin;
-        if let Err(l) = self.fit(rec.len() as u64 + 1) {
+        if let Err(l) = self.fit(22) {
             return Step::Limit(l);
         }
-        let root = self.store.keep_root(layer, rec);
+        let root = self.store.keep_root(layer, fp, rec);
         self.stats.roots += 1;
         let origin = Origin {
             layer: layer as u8,
@@ -705,30 +707,55 @@ impl<'a> Prover<'a> {
             }
         }
         debug_assert_eq!(self.b.fingerprint(), self.start_fp);
-        let mut segments = vec![(self.b.clone(), tail)];
-        let mut target = self.start_fp;
+        let last = (self.b.clone(), tail);
+        // The roots back to the start: each kept as its fingerprint and its
+        // own origin. `targets[i]` is found from the position of
+        // `targets[i + 1]`; the last is the start itself.
+        let mut targets = vec![self.start_fp];
         let mut origin = self.start_origin;
         while origin != NO_ORIGIN {
-            let rec = match self.store.root(origin.layer as u32, origin.root) {
+            let (fp, next) = match self.store.root(origin.layer as u32, origin.root) {
                 Ok(Some(r)) => r,
                 _ => return ProofOutcome::Limit(ProofLimit::Disk),
             };
-            let (b, next) = self.codec.decode(&rec);
+            targets.push(fp);
+            origin = next.split_deferred().0;
+        }
+        // Forwards from the start, each root found from the one before, its
+        // position the one before's with the moves found played.
+        let mut b = self.start.clone();
+        b.autoplay(&mut self.log);
+        self.log.clear();
+        let mut segments = Vec::new();
+        let first = targets.len() - 1;
+        debug_assert!(first == 0 || b.fingerprint() == targets[first]);
+        for i in (0..first).rev() {
             self.table.clear();
-            let (next, _) = next.split_deferred();
-            match self.search(b.clone(), Mode::Find { target }, false) {
-                Step::Found(path) => segments.push((b, path)),
+            let path = match self.search(b.clone(), Mode::Find { target: targets[i] }, false) {
+                Step::Found(path) => path,
                 // A win met on the way makes the rest of the path moot.
-                Step::Won(path) => segments = vec![(b, path)],
+                Step::Won(path) => {
+                    return ProofOutcome::Solved(self.replay_segments(&{
+                        segments.push((b, path));
+                        segments
+                    }))
+                }
                 Step::Limit(l) => return ProofOutcome::Limit(l),
                 Step::Done | Step::Overflow => {
                     unreachable!("a root's search meets the positions it wrote out")
                 }
+            };
+            let mut next = b.clone();
+            for &m in &path {
+                next.apply(m);
+                next.autoplay_after(&mut self.log, m, false);
+                self.log.clear();
             }
-            target = self.start_fp;
-            origin = next;
+            debug_assert_eq!(next.fingerprint(), targets[i]);
+            segments.push((b, path));
+            b = next;
         }
-        segments.reverse();
+        segments.push(last);
         ProofOutcome::Solved(self.replay_segments(&segments))
     }
 

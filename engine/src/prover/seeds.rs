@@ -629,20 +629,24 @@ impl Store {
         self.disk -= batch.0.disk();
     }
 
-    /// Records `rec` (a record as `Batch::for_each` gives it) as root number
-    /// `count_roots(layer)` of `layer`.
-    pub fn keep_root(&mut self, layer: u32, rec: &[u8]) -> u32 {
+    /// Keeps root number `count_roots(layer)` of `layer`: the fingerprint
+    /// of the position of `rec` (a record as `Batch::for_each` gives it) and
+    /// the record's origin, 21 bytes instead of the whole record. A solution
+    /// finds each root again by its fingerprint from its own origin's root
+    /// (`super::Prover::trace_back`).
+    pub fn keep_root(&mut self, layer: u32, fp: u128, rec: &[u8]) -> u32 {
         let log = self.roots.entry(layer).or_default();
         let before = log.buf.capacity();
-        log.buf.push(rec.len() as u8);
-        log.buf.extend_from_slice(rec);
+        log.buf.push(21);
+        log.buf.extend_from_slice(&fp.to_le_bytes());
+        log.buf.extend_from_slice(&rec[..5]);
         log.count += 1;
         self.ram += (log.buf.capacity() - before) as u64;
         (log.count - 1) as u32
     }
 
-    /// Root `index` of `layer`, as a record.
-    pub fn root(&mut self, layer: u32, index: u32) -> io::Result<Option<Vec<u8>>> {
+    /// Root `index` of `layer`: its position's fingerprint and its origin.
+    pub fn root(&mut self, layer: u32, index: u32) -> io::Result<Option<(u128, Origin)>> {
         let Some(log) = self.roots.get_mut(&layer) else {
             return Ok(None);
         };
@@ -650,7 +654,12 @@ impl Store {
         let mut found = None;
         log.for_each(|rec| {
             if i == index {
-                found = Some(rec.to_vec());
+                let fp = u128::from_le_bytes(rec[..16].try_into().unwrap());
+                let origin = Origin {
+                    layer: rec[16],
+                    root: u32::from_le_bytes(rec[17..21].try_into().unwrap()),
+                };
+                found = Some((fp, origin));
                 return false;
             }
             i += 1;
