@@ -202,6 +202,31 @@ impl FpTable {
         }
     }
 
+    /// An empty table with room for `n` positions at load 3/4: no
+    /// segment grows before it holds about that many (fingerprints spread
+    /// evenly over the segments).
+    pub fn with_capacity(n: u64) -> Self {
+        let per = Self::slots_for(n);
+        let mut segments = vec![Segment::default(); SEGMENTS];
+        for s in &mut segments {
+            s.words = vec![0; 3 * per];
+        }
+        FpTable {
+            segments,
+            len: 0,
+            slots: (per * SEGMENTS) as u64,
+        }
+    }
+
+    /// The bytes `with_capacity(n)` takes: 16 a position.
+    pub fn bytes_with_capacity(n: u64) -> u64 {
+        (Self::slots_for(n) * SEGMENTS) as u64 * SLOT_BYTES
+    }
+
+    fn slots_for(n: u64) -> usize {
+        ((n as usize).div_ceil(SEGMENTS) * 4 / 3).clamp(MIN_SLOTS, MAX_SEGMENT_SLOTS)
+    }
+
     /// Positions held.
     #[inline]
     pub fn len(&self) -> u64 {

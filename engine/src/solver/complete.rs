@@ -1,7 +1,7 @@
 //! The complete search: the one that proves. Depth-first over every move
 //! (every single-card move, multi-card moves as shorthand), after every
 //! move the safe automatic moves (`Board::is_safe_home`), children ordered
-//! by the heuristic, and a visited set of 128-bit fingerprints. It either
+//! by the heuristic, and a visited set of fingerprints (`Visited`). It either
 //! finds a win or visits every reachable position; only then does it answer
 //! `unsolvable` (docs/SOLVER.md, "Why `unsolvable` is a proof").
 //!
@@ -18,17 +18,73 @@ use super::result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 use super::solution;
 use crate::board::{Board, DirtyMark, Loc, Move};
 use crate::fpset::FpHasher;
+use crate::prover::table::FpTable;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-/// The visited set: whole fingerprints (the proof's soundness bound,
-/// docs/SOLVER.md).
-type Visited = HashSet<u128, BuildHasherDefault<FpHasher>>;
+/// A hash set of whole fingerprints.
+type FastSet = HashSet<u128, BuildHasherDefault<FpHasher>>;
 
-/// Bytes of a visited set with room for `cap` positions.
-fn visited_bytes(cap: usize) -> u64 {
+/// Bytes of a `FastSet` with room for `cap` positions.
+fn fast_bytes(cap: usize) -> u64 {
     table_bytes(cap, 16)
 }
+
+/// The visited set. It starts as a hash set of whole fingerprints (fast;
+/// 17 bytes a slot, twice that while it doubles), and when the next
+/// doubling would leave no room to make the change later, its positions
+/// move to the prover's compact table (`FpTable`: 12 bytes a slot, at most
+/// 16 a position, growing a segment at a time), somewhat slower but able
+/// to hold about three times as many positions in the same memory. The
+/// compact table compares 104 bits: a false "seen" among `N` positions
+/// has chance at most `N² / 2^105`, 5·10⁻¹⁴ at the most positions 16 GiB
+/// holds (`prover::table`); the hash set's 128 bits are safer still
+/// (docs/SOLVER.md).
+enum Visited {
+    Fast(FastSet),
+    Compact(FpTable),
+}
+
+impl Visited {
+    #[inline]
+    fn len(&self) -> u64 {
+        match self {
+            Visited::Fast(h) => h.len() as u64,
+            Visited::Compact(t) => t.len(),
+        }
+    }
+
+    #[inline]
+    fn contains(&self, fp: u128) -> bool {
+        match self {
+            Visited::Fast(h) => h.contains(&fp),
+            Visited::Compact(t) => t.contains(fp),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        match self {
+            Visited::Fast(h) => fast_bytes(h.capacity()),
+            Visited::Compact(t) => t.bytes(),
+        }
+    }
+
+    /// Moves the positions to a compact table.
+    fn compact(&mut self) {
+        if let Visited::Fast(h) = self {
+            let mut t = FpTable::with_capacity(h.len() as u64);
+            for &fp in h.iter() {
+                // A table sized for them has room: no segment is full.
+                let _ = t.insert(fp);
+            }
+            *self = Visited::Compact(t);
+        }
+    }
+}
+
+/// The fewest positions the visited set holds before it may become
+/// compact: a search of fewer never needs the compact table's memory.
+const COMPACT_FROM: usize = 1 << 20;
 
 /// The most moves one position has in any variant (10 columns, 10 cells):
 /// a bound on the children an expansion pushes.
@@ -71,6 +127,11 @@ pub(super) struct Search {
     b: Board,
     limits: Limits,
     visited: Visited,
+    /// `COMPACT_FROM`; tests make it small, and with `Some(n)` in
+    /// `compact_at` make the set compact at `n` positions whatever the room.
+    compact_from: usize,
+    #[cfg(test)]
+    compact_at: Option<usize>,
     frames: Vec<Frame>,
     /// Children waiting, per frame: score, move and fingerprint.
     children: Vec<(i32, Move, u128)>,
@@ -89,7 +150,10 @@ impl Search {
             start: board.clone(),
             b: board.clone(),
             limits: limits.clone(),
-            visited: Visited::default(),
+            visited: Visited::Fast(FastSet::default()),
+            compact_from: COMPACT_FROM,
+            #[cfg(test)]
+            compact_at: None,
             frames: Vec::new(),
             children: Vec::new(),
             auto_log: Vec::new(),
@@ -112,12 +176,12 @@ impl Search {
     pub(super) fn load(&self) -> Load {
         Load {
             bytes: self.bytes(),
-            stored: self.visited.len() as u64,
+            stored: self.visited.len(),
         }
     }
 
     fn bytes(&self) -> u64 {
-        visited_bytes(self.visited.capacity())
+        self.visited.bytes()
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
             + (self.children.capacity() * std::mem::size_of::<(i32, Move, u128)>()) as u64
             + self.heuristic.bytes()
@@ -128,9 +192,12 @@ impl Search {
     /// takes at most 1/16 of `max_bytes` (like the portfolio's first tables).
     pub(super) fn reserve(&mut self, n: usize, max_bytes: u64) {
         let n = n.min(self.limits.max_positions as usize);
-        let want = self.visited.len() + n;
-        if want > self.visited.capacity() && visited_bytes(want) + self.bytes() <= max_bytes / 16 {
-            self.visited.reserve(n);
+        let bytes = self.bytes();
+        if let Visited::Fast(h) = &mut self.visited {
+            let want = h.len() + n;
+            if want > h.capacity() && fast_bytes(want) + bytes <= max_bytes / 16 {
+                h.reserve(n);
+            }
         }
     }
 
@@ -176,7 +243,7 @@ impl Search {
             let (h, m, fp) = self.children[top.next];
             // Stored since it was generated (by an earlier sibling's
             // subtree): skipped without being played again.
-            if self.visited.contains(&fp) {
+            if self.visited.contains(fp) {
                 continue;
             }
             self.b.apply(m);
@@ -228,8 +295,8 @@ impl Search {
     /// than `room`.
     fn store(&mut self, fp: u128, room: Room) -> Result<(), LimitKind> {
         debug_assert_eq!(fp, self.b.fingerprint());
-        debug_assert!(!self.visited.contains(&fp));
-        if self.visited.len() as u64 >= room.positions {
+        debug_assert!(!self.visited.contains(fp));
+        if self.visited.len() >= room.positions {
             return Err(LimitKind::Positions);
         }
         // The expansion that follows pushes a frame and up to
@@ -237,8 +304,33 @@ impl Search {
         // it may allocate is counted before, each growth as a new buffer
         // while the old one still lives.
         let mut grown = 0;
-        if self.visited.len() == self.visited.capacity() {
-            grown += visited_bytes((self.visited.capacity() * 2).max(64));
+        let mut compact = false;
+        match &self.visited {
+            Visited::Fast(h) if h.len() == h.capacity() => {
+                // Doubled, the set must still leave room for the compact
+                // table of its positions beside it; if not, the compact
+                // table now.
+                let doubled = fast_bytes((h.capacity() * 2).max(64));
+                let later = FpTable::bytes_with_capacity(h.capacity() as u64 * 2);
+                let now = self.bytes();
+                let compacted = FpTable::bytes_with_capacity(h.len() as u64 + 1);
+                #[cfg(test)]
+                let forced = self.compact_at.is_some_and(|n| h.len() >= n);
+                #[cfg(not(test))]
+                let forced = false;
+                if forced
+                    || (now + doubled + later > room.bytes
+                        && now + compacted <= room.bytes
+                        && h.len() >= self.compact_from)
+                {
+                    compact = true;
+                    grown += compacted;
+                } else {
+                    grown += doubled;
+                }
+            }
+            Visited::Fast(_) => {}
+            Visited::Compact(t) => grown += t.bytes_to_insert(fp) - t.bytes(),
         }
         if self.frames.len() == self.frames.capacity() {
             grown += vec_growth(&self.frames, 1);
@@ -255,7 +347,19 @@ impl Search {
             self.frames.reserve(1);
             self.children.reserve(MAX_CHILDREN);
         }
-        self.visited.insert(fp);
+        if compact {
+            self.visited.compact();
+        }
+        match &mut self.visited {
+            Visited::Fast(h) => {
+                h.insert(fp);
+            }
+            Visited::Compact(t) => {
+                if t.insert(fp).is_err() {
+                    return Err(LimitKind::Bytes);
+                }
+            }
+        }
         self.stats.stored += 1;
         Ok(())
     }
@@ -291,7 +395,7 @@ impl Search {
                 // scored without being played (never won: the foundations
                 // stay as they are), as in the best-first members.
                 let (fp, ha, hd) = self.b.wide_after(m);
-                if !self.visited.contains(&fp) {
+                if !self.visited.contains(fp) {
                     let s = parent.plain(&mut self.heuristic, &self.b, m, ha, hd);
                     #[cfg(debug_assertions)]
                     {
@@ -330,7 +434,7 @@ impl Search {
         #[cfg(debug_assertions)]
         let mut full = 0;
         let fp = self.b.fingerprint();
-        if !self.visited.contains(&fp) {
+        if !self.visited.contains(fp) {
             if self.b.is_won() {
                 self.children.push((i32::MIN, m, fp));
             } else {
@@ -501,6 +605,61 @@ mod tests {
     /// moves its generator leaves out (`Board::gen_moves_with_runs`), proves
     /// a lost position only after storing exactly the positions an
     /// exhaustive single-card search reaches.
+    #[test]
+    fn a_compact_visited_set_gives_the_same_proof() {
+        // Positions moved to the compact table part way (at 50 positions,
+        // and once at a doubling past 100 when the budget leaves no room to
+        // double and compact later): the same verdicts and stored counts as
+        // the reachable-set search.
+        let (mut forced, mut by_budget) = (0, 0);
+        for rule in [MoveRule::Product, MoveRule::Doubling] {
+            let v = Variant::default().with_move_rule(rule);
+            for q in late_positions(v, 1..=120) {
+                let Some((won, n)) = reachable(&q, true, 40_000) else {
+                    continue;
+                };
+                if won || n < 300 {
+                    continue;
+                }
+                let order = Tuning::shipped().final_order;
+                let mut s = Search::new(&q, order, &Limits::default());
+                s.compact_at = Some(50);
+                let r = run_alone(&mut s);
+                assert!(matches!(s.visited, Visited::Compact(_)));
+                assert_eq!(r.outcome, Outcome::Unsolvable, "{q}");
+                assert_eq!(r.stats.stored, n as u64, "{q}");
+                forced += 1;
+                if n < 3_000 {
+                    // Too few for the compact table to take less memory.
+                    continue;
+                }
+                // By the budget: room for the compact table but not to double.
+                let full = solve_complete_alone(&q, &Limits::default(), u64::MAX, &order);
+                let tight = Limits {
+                    max_bytes: full.stats.peak_bytes * 3 / 4,
+                    ..Limits::default()
+                };
+                let mut s = Search::new(&q, order, &tight);
+                s.compact_from = 100;
+                let r = run_alone(&mut s);
+                assert_eq!(r.outcome, Outcome::Unsolvable, "{q}");
+                assert_eq!(r.stats.stored, n as u64, "{q}");
+                assert!(matches!(s.visited, Visited::Compact(_)), "{q}");
+                by_budget += 1;
+            }
+        }
+        assert!(forced >= 10 && by_budget >= 5, "{forced} {by_budget}");
+    }
+
+    fn run_alone(s: &mut Search) -> SolveResult {
+        let budget = Budget::new(&s.limits.clone());
+        loop {
+            if let Step::Done(r) = s.resume(u64::MAX, budget.whole(), &budget) {
+                return r;
+            }
+        }
+    }
+
     #[test]
     fn a_proof_stores_every_reachable_position() {
         let mut compared = 0;
