@@ -20,7 +20,7 @@
 //! once. Under other empty-column rules a card that leaves the bottom of a
 //! column may never return, the bound fails, and this search is not used.
 
-use super::seeds::{unlinked_file, Codec, Log, Origin};
+use super::seeds::{unlinked_file, Codec, Log, Origin, NO_ORIGIN};
 use super::{Prover, Step, Stop};
 use crate::board::Board;
 use crate::variant::EmptyRule;
@@ -37,12 +37,23 @@ pub(super) fn supported(b: &Board) -> bool {
     b.variant().empty == EmptyRule::Any
 }
 
-/// Candidates for the next level: (fingerprint, record) pairs, sorted and
-/// deduplicated in memory up to `chunk` bytes at a time, each sorted chunk
-/// written to an unnamed file; `finish` merges them.
+/// A child's reference to where it comes from: the index of its parent in
+/// the level's records, and which of the parent's moves makes it
+/// (`REF_SELF` for an entry position, which is its own record).
+fn child_ref(parent: u64, mv: usize) -> u64 {
+    debug_assert!(mv <= REF_SELF as usize);
+    (parent << REF_MOVE_BITS) | mv as u64
+}
+
+const REF_MOVE_BITS: u32 = 10;
+const REF_SELF: u64 = (1 << REF_MOVE_BITS) - 1;
+
+/// Candidates for the next level: (fingerprint, reference) pairs, 24 bytes
+/// on disk instead of the child's record, sorted and deduplicated in memory
+/// up to `chunk` bytes at a time, each sorted chunk written to an unnamed
+/// file; `finish` merges them.
 struct Sorter {
-    keys: Vec<(u128, u32)>,
-    arena: Vec<u8>,
+    keys: Vec<(u128, u64)>,
     runs: Vec<(File, u64)>,
     chunk: usize,
     /// Bytes written to the runs.
@@ -53,7 +64,6 @@ impl Sorter {
     fn new(chunk: usize) -> Sorter {
         Sorter {
             keys: Vec::new(),
-            arena: Vec::new(),
             runs: Vec::new(),
             chunk,
             disk: 0,
@@ -61,17 +71,15 @@ impl Sorter {
     }
 
     fn ram(&self) -> u64 {
-        (self.keys.capacity() * 32 + self.arena.capacity()) as u64
+        (self.keys.capacity() * 32) as u64
     }
 
-    fn push(&mut self, fp: u128, rec: &[u8]) {
-        self.keys.push((fp, self.arena.len() as u32));
-        self.arena.push(rec.len() as u8);
-        self.arena.extend_from_slice(rec);
+    fn push(&mut self, fp: u128, r: u64) {
+        self.keys.push((fp, r));
     }
 
     fn full(&self) -> bool {
-        self.ram() as usize >= self.chunk || self.arena.len() > (u32::MAX as usize) / 2
+        self.ram() as usize >= self.chunk
     }
 
     fn sort_dedup(&mut self) {
@@ -84,80 +92,159 @@ impl Sorter {
         self.sort_dedup();
         let f = unlinked_file(dir)?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
-        let mut n = 0u64;
-        for &(fp, off) in &self.keys {
-            let off = off as usize;
-            let len = self.arena[off] as usize;
+        for &(fp, r) in &self.keys {
             w.write_all(&fp.to_le_bytes())?;
-            w.write_all(&self.arena[off..off + 1 + len])?;
-            n += 17 + len as u64;
+            w.write_all(&r.to_le_bytes())?;
         }
+        let n = self.keys.len() as u64 * 24;
         let mut f = w.into_inner().map_err(|e| e.into_error())?;
         f.seek(SeekFrom::Start(0))?;
         self.runs.push((f, n));
         self.disk += n;
         self.keys = Vec::new();
-        self.arena = Vec::new();
         Ok(())
     }
 
-    /// Every candidate once, in fingerprint order.
-    fn finish(mut self, dir: Option<&Path>, mut each: impl FnMut(u128, &[u8])) -> io::Result<()> {
+    /// Every candidate once, in fingerprint order (of equal ones, any).
+    fn finish(mut self, dir: Option<&Path>, mut each: impl FnMut(u128, u64)) -> io::Result<()> {
         if self.runs.is_empty() {
             self.sort_dedup();
-            for &(fp, off) in &self.keys {
-                let off = off as usize;
-                let len = self.arena[off] as usize;
-                each(fp, &self.arena[off + 1..off + 1 + len]);
+            for &(fp, r) in &self.keys {
+                each(fp, r);
             }
             return Ok(());
         }
         if !self.keys.is_empty() {
             self.flush(dir.expect("runs on disk have a directory"))?;
         }
-        struct Run {
-            r: BufReader<std::io::Take<File>>,
-            fp: u128,
-            rec: Vec<u8>,
-        }
-        fn next(
-            r: &mut BufReader<std::io::Take<File>>,
-            rec: &mut Vec<u8>,
-        ) -> io::Result<Option<u128>> {
-            let mut head = [0u8; 17];
-            match r.read_exact(&mut head) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-                Err(e) => return Err(e),
+        fn next(r: &mut BufReader<std::io::Take<File>>) -> io::Result<Option<(u128, u64)>> {
+            let mut e = [0u8; 24];
+            match r.read_exact(&mut e) {
+                Ok(()) => Ok(Some((
+                    u128::from_le_bytes(e[..16].try_into().unwrap()),
+                    u64::from_le_bytes(e[16..].try_into().unwrap()),
+                ))),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+                Err(e) => Err(e),
             }
-            let fp = u128::from_le_bytes(head[..16].try_into().unwrap());
-            rec.resize(head[16] as usize, 0);
-            r.read_exact(rec)?;
-            Ok(Some(fp))
         }
         let mut runs = Vec::new();
         let mut heap = BinaryHeap::new();
         for (f, n) in self.runs.drain(..) {
             let mut r = BufReader::with_capacity(1 << 18, f.take(n));
-            let mut rec = Vec::new();
-            if let Some(fp) = next(&mut r, &mut rec)? {
-                heap.push(std::cmp::Reverse((fp, runs.len())));
-                runs.push(Run { r, fp, rec });
+            if let Some((fp, x)) = next(&mut r)? {
+                heap.push(std::cmp::Reverse((fp, x, runs.len())));
+                runs.push(r);
             }
         }
         let mut last = None;
-        while let Some(std::cmp::Reverse((fp, i))) = heap.pop() {
+        while let Some(std::cmp::Reverse((fp, x, i))) = heap.pop() {
             if last != Some(fp) {
-                each(fp, &runs[i].rec);
+                each(fp, x);
                 last = Some(fp);
             }
-            let run = &mut runs[i];
-            if let Some(fp) = next(&mut run.r, &mut run.rec)? {
-                run.fp = fp;
-                heap.push(std::cmp::Reverse((fp, i)));
+            if let Some((fp, x)) = next(&mut runs[i])? {
+                heap.push(std::cmp::Reverse((fp, x, i)));
             }
         }
         Ok(())
+    }
+}
+
+/// The references of a level's new positions, sorted (by parent) in memory
+/// up to `chunk` bytes at a time, the sorted chunks in files, then read
+/// back merged in order.
+struct RefSort {
+    refs: Vec<u64>,
+    runs: Vec<BufReader<std::io::Take<File>>>,
+    heads: BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
+    chunk: usize,
+    disk: u64,
+    /// Reading back: the next in memory.
+    at: usize,
+}
+
+impl RefSort {
+    fn new(chunk: usize) -> RefSort {
+        RefSort {
+            refs: Vec::new(),
+            runs: Vec::new(),
+            heads: BinaryHeap::new(),
+            chunk,
+            disk: 0,
+            at: 0,
+        }
+    }
+
+    fn ram(&self) -> u64 {
+        self.refs.capacity() as u64 * 8
+    }
+
+    fn push(&mut self, r: u64, dir: Option<&Path>) -> io::Result<()> {
+        self.refs.push(r);
+        if self.refs.len() * 8 >= self.chunk {
+            if let Some(dir) = dir {
+                self.flush(dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, dir: &Path) -> io::Result<()> {
+        self.refs.sort_unstable();
+        let f = unlinked_file(dir)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        for r in &self.refs {
+            w.write_all(&r.to_le_bytes())?;
+        }
+        let n = self.refs.len() as u64 * 8;
+        let mut f = w.into_inner().map_err(|e| e.into_error())?;
+        f.seek(SeekFrom::Start(0))?;
+        self.runs.push(BufReader::with_capacity(1 << 16, f.take(n)));
+        self.disk += n;
+        self.refs = Vec::new();
+        Ok(())
+    }
+
+    /// Ends the pushing: what follows is read back in order with `next`.
+    fn start(&mut self, dir: Option<&Path>) -> io::Result<()> {
+        if self.runs.is_empty() {
+            self.refs.sort_unstable();
+            return Ok(());
+        }
+        if !self.refs.is_empty() {
+            self.flush(dir.expect("runs on disk have a directory"))?;
+        }
+        for i in 0..self.runs.len() {
+            if let Some(r) = Self::read(&mut self.runs[i])? {
+                self.heads.push(std::cmp::Reverse((r, i)));
+            }
+        }
+        Ok(())
+    }
+
+    fn read(r: &mut BufReader<std::io::Take<File>>) -> io::Result<Option<u64>> {
+        let mut b = [0u8; 8];
+        match r.read_exact(&mut b) {
+            Ok(()) => Ok(Some(u64::from_le_bytes(b))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn next(&mut self) -> io::Result<Option<u64>> {
+        if self.runs.is_empty() {
+            let r = self.refs.get(self.at).copied();
+            self.at += 1;
+            return Ok(r);
+        }
+        let Some(std::cmp::Reverse((r, i))) = self.heads.pop() else {
+            return Ok(None);
+        };
+        if let Some(x) = Self::read(&mut self.runs[i])? {
+            self.heads.push(std::cmp::Reverse((x, i)));
+        }
+        Ok(Some(r))
     }
 }
 
@@ -341,14 +428,16 @@ impl Prover<'_> {
         let dir = self.store_dir();
         // A sorted chunk, doubling as it grows, stays within a quarter.
         let chunk = (self.limits.max_bytes / 8).max(1 << 14) as usize;
-        // Level 0: the entry positions as they were written, each distinct
-        // one kept as a root when it comes out of the sort (and given it as
-        // its origin) so a win can be traced back.
+        // Level 0: the entry positions as they were written, each its own
+        // record; each distinct one is kept as a root when it comes out of
+        // the sort (and given it as its origin) so a win can be traced back.
         let mut sorter = Sorter::new(chunk);
         let mut failed = None;
+        let mut index = 0u64;
         let io = batch.for_each(|rec| {
             let (b, _) = self.codec.decode(rec);
-            sorter.push(b.fingerprint(), rec);
+            sorter.push(b.fingerprint(), child_ref(index, REF_SELF as usize));
+            index += 1;
             if sorter.full() {
                 if let Err(e) = self.spill_sorter(&mut sorter, dir.as_deref()) {
                     failed = Some(e);
@@ -365,15 +454,16 @@ impl Prover<'_> {
         }
         let mut levels: Vec<Level> = Vec::new();
         // Four levels at most are held at once (three and the one being
-        // built), each with up to a tenth of the memory.
-        let level_cap = (self.limits.max_bytes / 10) as usize;
+        // built), each with up to a sixteenth of the memory in memory.
+        let level_cap = (self.limits.max_bytes / 16) as usize;
         let mut layer_len = 0u64;
-        let mut entries = true;
-        let mut root_rec = Vec::new();
+        // The records the sorter's references point into: the entry
+        // positions, then each level in turn.
+        let mut parents: Option<Log> = None;
         loop {
             // The next level: the candidates less the last levels.
-            let mut frontier = Log::default();
             let mut fps = Level::default();
+            let mut refs = RefSort::new(chunk);
             {
                 let readers: io::Result<Vec<LevelReader>> =
                     levels.iter_mut().map(|l| l.reader()).collect();
@@ -382,23 +472,11 @@ impl Prover<'_> {
                 };
                 let mut w = Window { readers };
                 let mut failed = false;
-                let r = sorter.finish(dir.as_deref(), |fp, rec| match w.contains(fp) {
+                let r = sorter.finish(dir.as_deref(), |fp, r| match w.contains(fp) {
                     Ok(true) => {}
                     Ok(false) => {
                         failed |= fps.push(fp, level_cap, dir.as_deref()).is_err();
-                        if entries {
-                            let root = self.store.keep_root(layer, fp, rec);
-                            root_rec.clear();
-                            root_rec.extend_from_slice(rec);
-                            let origin = Origin {
-                                layer: layer as u8,
-                                root,
-                            };
-                            Codec::set_origin(&mut root_rec, origin);
-                            frontier.append(&root_rec);
-                        } else {
-                            frontier.append(rec);
-                        }
+                        failed |= refs.push(r, dir.as_deref()).is_err();
                     }
                     Err(_) => failed = true,
                 });
@@ -406,28 +484,32 @@ impl Prover<'_> {
                     return Step::Limit(super::ProofLimit::Disk);
                 }
             }
-            entries = false;
+            self.bfs_ram_sorter = refs.ram();
             if fps.seal(dir.as_deref()).is_err() {
                 return Step::Limit(super::ProofLimit::Disk);
             }
             // The sort runs are gone; the last levels' files stay.
             let levels_disk = levels.iter().map(Level::disk_bytes).sum::<u64>() + fps.disk_bytes();
+            let parents_disk = parents.as_ref().map_or(batch.disk(), Log::disk);
             self.bfs_frontier_disk = 0;
-            if let Err(s) = self.set_bfs_disk(levels_disk) {
+            if let Err(s) = self.set_bfs_disk(levels_disk + parents_disk + refs.disk) {
                 return s;
             }
-            if frontier.ram() > self.limits.max_bytes / 8 {
-                // The level's positions wait on disk while it is expanded.
-                let Some(d) = dir.as_deref() else {
-                    return Step::Limit(super::ProofLimit::Bytes);
-                };
-                if frontier.spill(d).is_err() {
-                    return Step::Limit(super::ProofLimit::Disk);
-                }
-                self.bfs_frontier_disk = frontier.disk();
-                if let Err(s) = self.set_bfs_disk(self.bfs_frontier_disk + levels_disk) {
-                    return s;
-                }
+            // The new level's records, made from their parents' in order.
+            let mut frontier = Log::default();
+            let made = match parents.as_mut() {
+                None => self.make_level(layer, batch, &mut refs, &mut frontier, dir.as_deref()),
+                Some(p) => self.make_level(layer, p, &mut refs, &mut frontier, dir.as_deref()),
+            };
+            if let Err(s) = made {
+                return s;
+            }
+            drop(refs);
+            drop(parents.take());
+            self.bfs_ram_sorter = 0;
+            self.bfs_frontier_disk = frontier.disk();
+            if let Err(s) = self.set_bfs_disk(self.bfs_frontier_disk + levels_disk) {
+                return s;
             }
             if fps.len == 0 {
                 return Step::Done;
@@ -456,9 +538,12 @@ impl Prover<'_> {
             // Expand the level.
             sorter = Sorter::new(chunk);
             let mut step = None;
+            let mut index = 0u64;
             let io = frontier.for_each(|rec| {
                 let (b, origin) = self.codec.decode(rec);
-                match self.expand_level(b, origin, &levels, &mut sorter, dir.as_deref()) {
+                let r = self.expand_level(b, origin, index, &levels, &mut sorter, dir.as_deref());
+                index += 1;
+                match r {
                     Ok(()) => true,
                     Err(s) => {
                         step = Some(s);
@@ -475,7 +560,94 @@ impl Prover<'_> {
             if self.over_time() {
                 return Step::Limit(super::ProofLimit::Time);
             }
+            parents = Some(frontier);
         }
+    }
+
+    /// Writes the records of a level's new positions to `out`, reading
+    /// their parents' records (`parents`) once, in order, with the
+    /// references sorted: each child is its parent with the referenced
+    /// move played (the moves are generated again, in the same order), or,
+    /// for an entry position, its own record kept as a root.
+    fn make_level(
+        &mut self,
+        layer: u32,
+        parents: &mut Log,
+        refs: &mut RefSort,
+        out: &mut Log,
+        dir: Option<&Path>,
+    ) -> Result<(), Step> {
+        let disk = |_: io::Error| Step::Limit(super::ProofLimit::Disk);
+        refs.start(dir).map_err(disk)?;
+        let mut next = refs.next().map_err(disk)?;
+        let mut index = 0u64;
+        let mut rec_out = Vec::new();
+        let mut moves = std::mem::take(&mut self.moves);
+        let mut parent_origin = NO_ORIGIN;
+        let mut failed = None;
+        let io = parents.for_each(|rec| {
+            let mut decoded = false;
+            while let Some(r) = next.filter(|r| r >> REF_MOVE_BITS == index) {
+                let mv = r & REF_SELF;
+                if mv == REF_SELF {
+                    let (b, _) = self.codec.decode(rec);
+                    let root = self.store.keep_root(layer, b.fingerprint(), rec);
+                    rec_out.clear();
+                    rec_out.extend_from_slice(rec);
+                    let origin = Origin {
+                        layer: layer as u8,
+                        root,
+                    };
+                    Codec::set_origin(&mut rec_out, origin);
+                    out.append(&rec_out);
+                } else {
+                    if !decoded {
+                        let (b, origin) = self.codec.decode(rec);
+                        self.b = b;
+                        self.b.settle();
+                        parent_origin = origin;
+                        moves.clear();
+                        let runs = self.b.runs();
+                        self.b.gen_moves_with_runs(&mut moves, runs);
+                        decoded = true;
+                    }
+                    let m = moves[mv as usize];
+                    let mark = self.b.dirty_mark();
+                    self.b.apply(m);
+                    rec_out.clear();
+                    self.codec.encode(&self.b, parent_origin, &mut rec_out);
+                    out.append(&rec_out[1..]);
+                    self.b.undo(m);
+                    self.b.restore_dirty(mark);
+                }
+                match refs.next() {
+                    Ok(r) => next = r,
+                    Err(e) => {
+                        failed = Some(e);
+                        return false;
+                    }
+                }
+            }
+            index += 1;
+            if out.ram() > self.limits.max_bytes / 8 {
+                // The level's positions wait on disk while it is expanded.
+                let Some(d) = dir else {
+                    failed = Some(io::Error::other("no spill directory"));
+                    return false;
+                };
+                if let Err(e) = out.spill(d) {
+                    failed = Some(e);
+                    return false;
+                }
+            }
+            true
+        });
+        self.moves = moves;
+        if failed.is_some() || io.is_err() {
+            return Err(Step::Limit(super::ProofLimit::Disk));
+        }
+        debug_assert!(next.is_none());
+        Ok(())
     }
 
     fn spill_sorter(&mut self, sorter: &mut Sorter, dir: Option<&Path>) -> Result<(), Step> {
@@ -507,6 +679,7 @@ impl Prover<'_> {
         &mut self,
         b: Board,
         origin: Origin,
+        index: u64,
         levels: &[Level],
         sorter: &mut Sorter,
         dir: Option<&Path>,
@@ -527,16 +700,14 @@ impl Prover<'_> {
         moves.clear();
         let runs = self.b.runs();
         self.b.gen_moves_with_runs(&mut moves, runs);
-        let mut rec = Vec::new();
+        debug_assert!(moves.len() < REF_SELF as usize);
         let mut result = Ok(());
-        for &m in &moves {
+        for (j, &m) in moves.iter().enumerate() {
             if !self.is_exit(m) {
                 self.b.apply(m);
                 let fp = self.b.fingerprint();
                 if !levels.iter().rev().any(|l| l.contains(fp)) {
-                    rec.clear();
-                    self.codec.encode(&self.b, origin, &mut rec);
-                    sorter.push(fp, &rec[1..]);
+                    sorter.push(fp, child_ref(index, j));
                 }
                 self.b.undo(m);
                 self.b.restore_dirty(mark);
@@ -566,5 +737,83 @@ impl From<Stop> for Step {
             Stop::Limit(l) => Step::Limit(l),
             Stop::Overflow => Step::Overflow,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(test: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("fca-frontier-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// A pseudo-random sequence with repeats.
+    fn items(n: u64) -> Vec<u64> {
+        (0..n)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) % (n / 2))
+            .collect()
+    }
+
+    #[test]
+    fn the_sorter_gives_each_fingerprint_once_in_order_from_memory_and_disk() {
+        let d = dir("sorter");
+        let xs = items(50_000);
+        let mut want: Vec<u128> = xs.iter().map(|&x| (x as u128) << 64 | 7).collect();
+        want.sort_unstable();
+        want.dedup();
+        // A chunk of 512 entries: about a hundred runs on disk; and all in
+        // memory.
+        for chunk in [512 * 32, 1 << 30] {
+            let mut s = Sorter::new(chunk);
+            for (i, &x) in xs.iter().enumerate() {
+                s.push((x as u128) << 64 | 7, i as u64);
+                if s.full() {
+                    s.flush(&d).unwrap();
+                }
+            }
+            assert_eq!(s.runs.is_empty(), chunk > 1 << 20);
+            let mut got = Vec::new();
+            s.finish(Some(&d), |fp, r| {
+                // The reference is one of the fingerprint's own.
+                assert_eq!(xs[r as usize], (fp >> 64) as u64);
+                got.push(fp);
+            })
+            .unwrap();
+            assert_eq!(got, want);
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn references_come_back_sorted_from_memory_and_disk() {
+        let d = dir("refs");
+        let xs = items(50_000);
+        let mut want = xs.clone();
+        want.sort_unstable();
+        for chunk in [4096, 1 << 30] {
+            let mut r = RefSort::new(chunk);
+            for &x in &xs {
+                r.push(x, Some(&d)).unwrap();
+            }
+            assert_eq!(r.runs.is_empty(), chunk > 1 << 20);
+            r.start(Some(&d)).unwrap();
+            let mut got = Vec::new();
+            while let Some(x) = r.next().unwrap() {
+                got.push(x);
+            }
+            assert_eq!(got, want);
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_reference_keeps_its_parent_and_move() {
+        let r = child_ref(123_456_789_012, 37);
+        assert_eq!((r >> REF_MOVE_BITS, r & REF_SELF), (123_456_789_012, 37));
+        let r = child_ref(5, REF_SELF as usize);
+        assert_eq!((r >> REF_MOVE_BITS, r & REF_SELF), (5, REF_SELF));
     }
 }
