@@ -485,6 +485,9 @@ impl Prover<'_> {
                 }
             }
             self.bfs_ram_sorter = refs.ram();
+            if let Err(s) = self.fit_stop(0) {
+                return s;
+            }
             if fps.seal(dir.as_deref()).is_err() {
                 return Step::Limit(super::ProofLimit::Disk);
             }
