@@ -439,16 +439,7 @@ impl From<io::Error> for StoreError {
 /// It starts small (a proof of a few positions pays nothing for it) and
 /// grows with the records added, up to `DEDUPE_MAX` slots (16 bytes each).
 const DEDUPE_MIN: usize = 1 << 8;
-const DEDUPE_MAX: usize = 1 << 24;
-
-/// The largest power of two at most `n` (1 for 0).
-fn prev_power_of_two(n: usize) -> usize {
-    if n == 0 {
-        1
-    } else {
-        1 << n.ilog2()
-    }
-}
+const DEDUPE_MAX: usize = 1 << 18;
 
 /// The waiting positions of every later layer, and the roots of the layers
 /// searched so far.
@@ -486,7 +477,8 @@ impl Store {
             peak_disk: 0,
             max_disk,
             other_disk: 0,
-            dedupe_max: prev_power_of_two((max_bytes / 64 / 16) as usize)
+            dedupe_max: ((max_bytes / 64 / 16) as usize)
+                .next_power_of_two()
                 .clamp(DEDUPE_MIN, DEDUPE_MAX),
             dir,
             added: 0,
