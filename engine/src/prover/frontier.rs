@@ -48,34 +48,114 @@ fn child_ref(parent: u64, mv: usize) -> u64 {
 const REF_MOVE_BITS: u32 = 10;
 const REF_SELF: u64 = (1 << REF_MOVE_BITS) - 1;
 
-/// Candidates for the next level: (fingerprint, reference) pairs, 24 bytes
-/// on disk instead of the child's record, sorted and deduplicated in memory
-/// up to `chunk` bytes at a time, each sorted chunk written to an unnamed
-/// file; `finish` merges them.
-struct Sorter {
-    keys: Vec<(u128, u64)>,
-    runs: Vec<(File, u64)>,
+/// A fixed-size item of an external sort, stored little-endian.
+trait Item: Copy + Ord {
+    const BYTES: usize;
+    fn put(self, w: &mut impl Write) -> io::Result<()>;
+    fn get(b: &[u8]) -> Self;
+    /// Whether two neighbours in sorted order are one item (the first is
+    /// kept).
+    fn same(a: &Self, b: &Self) -> bool;
+}
+
+/// A candidate for the next level: its fingerprint and its reference; one
+/// per fingerprint is kept.
+impl Item for (u128, u64) {
+    const BYTES: usize = 24;
+    fn put(self, w: &mut impl Write) -> io::Result<()> {
+        w.write_all(&self.0.to_le_bytes())?;
+        w.write_all(&self.1.to_le_bytes())
+    }
+    fn get(b: &[u8]) -> Self {
+        (
+            u128::from_le_bytes(b[..16].try_into().unwrap()),
+            u64::from_le_bytes(b[16..24].try_into().unwrap()),
+        )
+    }
+    fn same(a: &Self, b: &Self) -> bool {
+        a.0 == b.0
+    }
+}
+
+/// A reference: every one is kept (a level's are distinct anyway).
+impl Item for u64 {
+    const BYTES: usize = 8;
+    fn put(self, w: &mut impl Write) -> io::Result<()> {
+        w.write_all(&self.to_le_bytes())
+    }
+    fn get(b: &[u8]) -> Self {
+        u64::from_le_bytes(b[..8].try_into().unwrap())
+    }
+    fn same(_: &Self, _: &Self) -> bool {
+        false
+    }
+}
+
+impl Item for u128 {
+    const BYTES: usize = 16;
+    fn put(self, w: &mut impl Write) -> io::Result<()> {
+        w.write_all(&self.to_le_bytes())
+    }
+    fn get(b: &[u8]) -> Self {
+        u128::from_le_bytes(b[..16].try_into().unwrap())
+    }
+    fn same(a: &Self, b: &Self) -> bool {
+        a == b
+    }
+}
+
+/// The next item of a file, or `None` at its end.
+fn read_item<T: Item>(r: &mut impl Read) -> io::Result<Option<T>> {
+    let mut b = [0u8; 32];
+    match r.read_exact(&mut b[..T::BYTES]) {
+        Ok(()) => Ok(Some(T::get(&b))),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Items sorted, and deduplicated (`Item::same`), in memory up to `chunk`
+/// bytes at a time (`full`, then `flush`), each sorted chunk written to an
+/// unnamed file; `start` ends the pushing and `next` reads them back
+/// merged, in order.
+struct ExtSort<T: Item> {
+    mem: Vec<T>,
+    runs: Vec<BufReader<std::io::Take<File>>>,
+    heads: BinaryHeap<std::cmp::Reverse<(T, usize)>>,
     chunk: usize,
     /// Bytes written to the runs.
     disk: u64,
+    /// Reading back: the next in memory, and the last given.
+    at: usize,
+    last: Option<T>,
 }
 
-impl Sorter {
-    fn new(chunk: usize) -> Sorter {
-        Sorter {
-            keys: Vec::new(),
+/// Candidates for the next level: (fingerprint, reference) pairs, 24 bytes
+/// on disk instead of the child's record.
+type Sorter = ExtSort<(u128, u64)>;
+
+/// The references of a level's new positions, to be read back by parent.
+type RefSort = ExtSort<u64>;
+
+impl<T: Item> ExtSort<T> {
+    fn new(chunk: usize) -> Self {
+        ExtSort {
+            mem: Vec::new(),
             runs: Vec::new(),
+            heads: BinaryHeap::new(),
             chunk,
             disk: 0,
+            at: 0,
+            last: None,
         }
     }
 
     fn ram(&self) -> u64 {
-        (self.keys.capacity() * 32) as u64
+        (self.mem.capacity() * std::mem::size_of::<T>()) as u64
     }
 
-    fn push(&mut self, fp: u128, r: u64) {
-        self.keys.push((fp, r));
+    fn push(&mut self, x: T) {
+        self.mem.push(x);
     }
 
     fn full(&self) -> bool {
@@ -83,8 +163,8 @@ impl Sorter {
     }
 
     fn sort_dedup(&mut self) {
-        self.keys.sort_unstable_by_key(|k| k.0);
-        self.keys.dedup_by_key(|k| k.0);
+        self.mem.sort_unstable();
+        self.mem.dedup_by(|b, a| T::same(a, b));
     }
 
     /// Writes the sorted chunk to a file.
@@ -92,159 +172,62 @@ impl Sorter {
         self.sort_dedup();
         let f = unlinked_file(dir)?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
-        for &(fp, r) in &self.keys {
-            w.write_all(&fp.to_le_bytes())?;
-            w.write_all(&r.to_le_bytes())?;
+        for &x in &self.mem {
+            x.put(&mut w)?;
         }
-        let n = self.keys.len() as u64 * 24;
+        let n = (self.mem.len() * T::BYTES) as u64;
         let mut f = w.into_inner().map_err(|e| e.into_error())?;
         f.seek(SeekFrom::Start(0))?;
-        self.runs.push((f, n));
+        self.runs.push(BufReader::with_capacity(1 << 18, f.take(n)));
         self.disk += n;
-        self.keys = Vec::new();
-        Ok(())
-    }
-
-    /// Every candidate once, in fingerprint order (of equal ones, any).
-    fn finish(mut self, dir: Option<&Path>, mut each: impl FnMut(u128, u64)) -> io::Result<()> {
-        if self.runs.is_empty() {
-            self.sort_dedup();
-            for &(fp, r) in &self.keys {
-                each(fp, r);
-            }
-            return Ok(());
-        }
-        if !self.keys.is_empty() {
-            self.flush(dir.expect("runs on disk have a directory"))?;
-        }
-        fn next(r: &mut BufReader<std::io::Take<File>>) -> io::Result<Option<(u128, u64)>> {
-            let mut e = [0u8; 24];
-            match r.read_exact(&mut e) {
-                Ok(()) => Ok(Some((
-                    u128::from_le_bytes(e[..16].try_into().unwrap()),
-                    u64::from_le_bytes(e[16..].try_into().unwrap()),
-                ))),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-                Err(e) => Err(e),
-            }
-        }
-        let mut runs = Vec::new();
-        let mut heap = BinaryHeap::new();
-        for (f, n) in self.runs.drain(..) {
-            let mut r = BufReader::with_capacity(1 << 18, f.take(n));
-            if let Some((fp, x)) = next(&mut r)? {
-                heap.push(std::cmp::Reverse((fp, x, runs.len())));
-                runs.push(r);
-            }
-        }
-        let mut last = None;
-        while let Some(std::cmp::Reverse((fp, x, i))) = heap.pop() {
-            if last != Some(fp) {
-                each(fp, x);
-                last = Some(fp);
-            }
-            if let Some((fp, x)) = next(&mut runs[i])? {
-                heap.push(std::cmp::Reverse((fp, x, i)));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The references of a level's new positions, sorted (by parent) in memory
-/// up to `chunk` bytes at a time, the sorted chunks in files, then read
-/// back merged in order.
-struct RefSort {
-    refs: Vec<u64>,
-    runs: Vec<BufReader<std::io::Take<File>>>,
-    heads: BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
-    chunk: usize,
-    disk: u64,
-    /// Reading back: the next in memory.
-    at: usize,
-}
-
-impl RefSort {
-    fn new(chunk: usize) -> RefSort {
-        RefSort {
-            refs: Vec::new(),
-            runs: Vec::new(),
-            heads: BinaryHeap::new(),
-            chunk,
-            disk: 0,
-            at: 0,
-        }
-    }
-
-    fn ram(&self) -> u64 {
-        self.refs.capacity() as u64 * 8
-    }
-
-    fn push(&mut self, r: u64, dir: Option<&Path>) -> io::Result<()> {
-        self.refs.push(r);
-        if self.refs.len() * 8 >= self.chunk {
-            if let Some(dir) = dir {
-                self.flush(dir)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, dir: &Path) -> io::Result<()> {
-        self.refs.sort_unstable();
-        let f = unlinked_file(dir)?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        for r in &self.refs {
-            w.write_all(&r.to_le_bytes())?;
-        }
-        let n = self.refs.len() as u64 * 8;
-        let mut f = w.into_inner().map_err(|e| e.into_error())?;
-        f.seek(SeekFrom::Start(0))?;
-        self.runs.push(BufReader::with_capacity(1 << 16, f.take(n)));
-        self.disk += n;
-        self.refs = Vec::new();
+        self.mem = Vec::new();
         Ok(())
     }
 
     /// Ends the pushing: what follows is read back in order with `next`.
     fn start(&mut self, dir: Option<&Path>) -> io::Result<()> {
         if self.runs.is_empty() {
-            self.refs.sort_unstable();
+            self.sort_dedup();
             return Ok(());
         }
-        if !self.refs.is_empty() {
+        if !self.mem.is_empty() {
             self.flush(dir.expect("runs on disk have a directory"))?;
         }
         for i in 0..self.runs.len() {
-            if let Some(r) = Self::read(&mut self.runs[i])? {
-                self.heads.push(std::cmp::Reverse((r, i)));
+            if let Some(x) = read_item(&mut self.runs[i])? {
+                self.heads.push(std::cmp::Reverse((x, i)));
             }
         }
         Ok(())
     }
 
-    fn read(r: &mut BufReader<std::io::Take<File>>) -> io::Result<Option<u64>> {
-        let mut b = [0u8; 8];
-        match r.read_exact(&mut b) {
-            Ok(()) => Ok(Some(u64::from_le_bytes(b))),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-            Err(e) => Err(e),
+    /// The next item in order, each once.
+    fn next(&mut self) -> io::Result<Option<T>> {
+        loop {
+            let x = if self.runs.is_empty() {
+                let x = self.mem.get(self.at).copied();
+                self.at += 1;
+                x
+            } else {
+                match self.heads.pop() {
+                    Some(std::cmp::Reverse((x, i))) => {
+                        if let Some(y) = read_item(&mut self.runs[i])? {
+                            self.heads.push(std::cmp::Reverse((y, i)));
+                        }
+                        Some(x)
+                    }
+                    None => None,
+                }
+            };
+            match x {
+                Some(x) if self.last.is_some_and(|l| T::same(&l, &x)) => continue,
+                Some(x) => {
+                    self.last = Some(x);
+                    return Ok(Some(x));
+                }
+                None => return Ok(None),
+            }
         }
-    }
-
-    fn next(&mut self) -> io::Result<Option<u64>> {
-        if self.runs.is_empty() {
-            let r = self.refs.get(self.at).copied();
-            self.at += 1;
-            return Ok(r);
-        }
-        let Some(std::cmp::Reverse((r, i))) = self.heads.pop() else {
-            return Ok(None);
-        };
-        if let Some(x) = Self::read(&mut self.runs[i])? {
-            self.heads.push(std::cmp::Reverse((x, i)));
-        }
-        Ok(Some(r))
     }
 }
 
@@ -383,14 +366,12 @@ impl LevelReader<'_> {
             return Ok(());
         }
         if let Some(r) = self.file.as_mut() {
-            let mut b = [0u8; 16];
-            match r.read_exact(&mut b) {
-                Ok(()) => {
-                    self.cur = Some(u128::from_le_bytes(b));
+            match read_item(r)? {
+                Some(x) => {
+                    self.cur = Some(x);
                     return Ok(());
                 }
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => self.file = None,
-                Err(e) => return Err(e),
+                None => self.file = None,
             }
         }
         self.cur = None;
@@ -436,7 +417,7 @@ impl Prover<'_> {
         let mut index = 0u64;
         let io = batch.for_each(|rec| {
             let (b, _) = self.codec.decode(rec);
-            sorter.push(b.fingerprint(), child_ref(index, REF_SELF as usize));
+            sorter.push((b.fingerprint(), child_ref(index, REF_SELF as usize)));
             index += 1;
             if sorter.full() {
                 if let Err(e) = self.spill_sorter(&mut sorter, dir.as_deref()) {
@@ -471,19 +452,27 @@ impl Prover<'_> {
                     return Step::Limit(super::ProofLimit::Disk);
                 };
                 let mut w = Window { readers };
-                let mut failed = false;
-                let r = sorter.finish(dir.as_deref(), |fp, r| match w.contains(fp) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        failed |= fps.push(fp, level_cap, dir.as_deref()).is_err();
-                        failed |= refs.push(r, dir.as_deref()).is_err();
+                let mut merge = || -> io::Result<()> {
+                    sorter.start(dir.as_deref())?;
+                    while let Some((fp, r)) = sorter.next()? {
+                        if !w.contains(fp)? {
+                            fps.push(fp, level_cap, dir.as_deref())?;
+                            refs.push(r);
+                            if refs.full() {
+                                if let Some(d) = dir.as_deref() {
+                                    refs.flush(d)?;
+                                }
+                            }
+                        }
                     }
-                    Err(_) => failed = true,
-                });
-                if r.is_err() || failed {
+                    Ok(())
+                };
+                if merge().is_err() {
                     return Step::Limit(super::ProofLimit::Disk);
                 }
             }
+            // The sort runs go.
+            sorter = Sorter::new(chunk);
             self.bfs_ram_sorter = refs.ram();
             if let Err(s) = self.fit_stop(0) {
                 return s;
@@ -539,7 +528,6 @@ impl Prover<'_> {
                 return Step::Limit(super::ProofLimit::Time);
             }
             // Expand the level.
-            sorter = Sorter::new(chunk);
             let mut step = None;
             let mut index = 0u64;
             let io = frontier.for_each(|rec| {
@@ -710,7 +698,7 @@ impl Prover<'_> {
                 self.b.apply(m);
                 let fp = self.b.fingerprint();
                 if !levels.iter().rev().any(|l| l.contains(fp)) {
-                    sorter.push(fp, child_ref(index, j));
+                    sorter.push((fp, child_ref(index, j)));
                 }
                 self.b.undo(m);
                 self.b.restore_dirty(mark);
@@ -772,19 +760,19 @@ mod tests {
         for chunk in [512 * 32, 1 << 30] {
             let mut s = Sorter::new(chunk);
             for (i, &x) in xs.iter().enumerate() {
-                s.push((x as u128) << 64 | 7, i as u64);
+                s.push(((x as u128) << 64 | 7, i as u64));
                 if s.full() {
                     s.flush(&d).unwrap();
                 }
             }
             assert_eq!(s.runs.is_empty(), chunk > 1 << 20);
             let mut got = Vec::new();
-            s.finish(Some(&d), |fp, r| {
+            s.start(Some(&d)).unwrap();
+            while let Some((fp, r)) = s.next().unwrap() {
                 // The reference is one of the fingerprint's own.
                 assert_eq!(xs[r as usize], (fp >> 64) as u64);
                 got.push(fp);
-            })
-            .unwrap();
+            }
             assert_eq!(got, want);
         }
         let _ = std::fs::remove_dir_all(&d);
@@ -799,7 +787,10 @@ mod tests {
         for chunk in [4096, 1 << 30] {
             let mut r = RefSort::new(chunk);
             for &x in &xs {
-                r.push(x, Some(&d)).unwrap();
+                r.push(x);
+                if r.full() {
+                    r.flush(&d).unwrap();
+                }
             }
             assert_eq!(r.runs.is_empty(), chunk > 1 << 20);
             r.start(Some(&d)).unwrap();
