@@ -33,7 +33,7 @@ pub use complete::solve_complete_alone;
 pub use heuristic::Weights;
 pub use result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 pub use solution::{describe, expand_move, shorten};
-pub use tuning::{Blocked, Member, Probe, Tuning, TuningError};
+pub use tuning::{Blocked, Member, Probe, Reserve, Tuning, TuningError};
 
 use crate::board::Board;
 use crate::prover::{self, ProofLimit, ProofOutcome};
@@ -51,6 +51,13 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
 /// `solve` with the settings of `tuning` (experiments).
 pub fn solve_with(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveResult {
     let first = portfolio::solve(board, limits, tuning);
+    if !matches!(
+        first.outcome,
+        Outcome::Limit(LimitKind::Bytes | LimitKind::Positions)
+    ) {
+        return first;
+    }
+    let first = reserve_after(board, limits, tuning, first);
     match first.outcome {
         Outcome::Limit(LimitKind::Bytes | LimitKind::Positions) => {
             prove_after(board, limits, first)
@@ -59,21 +66,71 @@ pub fn solve_with(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveResul
     }
 }
 
+/// `limits` with what is left of its time after `spent`; `None` when
+/// nothing is.
+fn left_after(limits: &Limits, spent: std::time::Duration) -> Option<Limits> {
+    let max_seconds = match limits.max_seconds {
+        Some(s) if s <= spent.as_secs_f64() => return None,
+        Some(s) => Some(s - spent.as_secs_f64()),
+        None => None,
+    };
+    Some(Limits {
+        max_seconds,
+        ..limits.clone()
+    })
+}
+
+/// The reserve's answer (`Tuning::reserve`) after `first` (a solve that
+/// ran out of memory or positions): a win, or the time limit, or `first`'s
+/// limit again; its figures are added to `first`'s. The deals that get
+/// here are the hard ones, whose complete search filled the memory; the
+/// reserve's cap is small beside what they have cost by then.
+fn reserve_after(
+    board: &Board,
+    limits: &Limits,
+    tuning: &Tuning,
+    first: SolveResult,
+) -> SolveResult {
+    let spent = first.stats.elapsed;
+    let Some(left) = left_after(limits, spent) else {
+        return SolveResult {
+            outcome: Outcome::Limit(LimitKind::Time),
+            ..first
+        };
+    };
+    let Some(r) = portfolio::reserve(board, &left, tuning) else {
+        return first;
+    };
+    let stats = Stats {
+        expanded: first.stats.expanded + r.stats.expanded,
+        proof_expanded: first.stats.proof_expanded,
+        stored: first.stats.stored.max(r.stats.stored),
+        peak_bytes: first.stats.peak_bytes.max(r.stats.peak_bytes),
+        peak_disk: first.stats.peak_disk,
+        elapsed: spent + r.stats.elapsed,
+    };
+    match r.outcome {
+        Outcome::Solved | Outcome::Limit(LimitKind::Time) => SolveResult {
+            outcome: r.outcome,
+            solution: r.solution,
+            stats,
+        },
+        _ => SolveResult { stats, ..first },
+    }
+}
+
 /// The prover's verdict on `board`, after `first` (a solve that ran out of
 /// memory or positions), within what is left of the time budget. Its
 /// figures are added to `first`'s.
 fn prove_after(board: &Board, limits: &Limits, first: SolveResult) -> SolveResult {
     let spent = first.stats.elapsed;
-    let max_seconds = match limits.max_seconds {
-        Some(s) if s <= spent.as_secs_f64() => {
-            return SolveResult {
-                outcome: Outcome::Limit(LimitKind::Time),
-                ..first
-            }
-        }
-        Some(s) => Some(s - spent.as_secs_f64()),
-        None => None,
+    let Some(left) = left_after(limits, spent) else {
+        return SolveResult {
+            outcome: Outcome::Limit(LimitKind::Time),
+            ..first
+        };
     };
+    let max_seconds = left.max_seconds;
     let proof = prover::prove(
         board,
         &Limits {
@@ -353,26 +410,78 @@ mod tests {
         let with = solve(&b, &limits);
         assert_eq!(with.outcome, Outcome::Solved);
         replay(&b, with.solution.as_ref().unwrap());
-        let pruned_only = shipped_but(|t| t.members.retain(|m| m.pruned));
+        let pruned_only = shipped_but(|t| {
+            t.members.retain(|m| m.pruned);
+            t.reserve = None;
+        });
         let without = solve_with(&b, &limits, &pruned_only);
         assert_eq!(without.outcome, Outcome::Limit(LimitKind::Positions));
     }
 
     #[test]
-    fn a_member_takes_no_part_in_games_with_more_cells_than_its_max() {
-        // With 2 cells the shipped settings search exactly as they would
-        // without the member limited to 1 cell.
-        let pruned_only = shipped_but(|t| t.members.retain(|m| m.pruned));
-        for deal in [1, 209, 982] {
-            let b = Board::deal(deal, Variant::default().with_cells(2)).unwrap();
-            let limits = Limits {
-                max_positions: 200_000,
-                ..Limits::default()
-            };
-            let a = solve(&b, &limits);
-            let c = solve_with(&b, &limits, &pruned_only);
-            assert_eq!((a.outcome, a.stats.expanded), (c.outcome, c.stats.expanded));
+    fn a_member_takes_no_part_in_games_outside_its_cells() {
+        // With 3 cells the shipped settings search exactly as they would
+        // without the unpruned members (games with 0 or 1 cells, with 2, and
+        // the reserve's, up to 2); with 2 cells, as without the member
+        // limited to 0 and 1.
+        let pruned_only = shipped_but(|t| {
+            t.members.retain(|m| m.pruned);
+            t.reserve = None;
+        });
+        let two = shipped_but(|t| t.members.retain(|m| m.max_cells != 1));
+        assert_eq!(two.members.len() + 1, Tuning::shipped().members.len());
+        for (cells, other) in [(3, &pruned_only), (2, &two)] {
+            for deal in [1, 209, 982] {
+                let b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
+                let limits = Limits {
+                    max_positions: 200_000,
+                    ..Limits::default()
+                };
+                let a = solve(&b, &limits);
+                let c = solve_with(&b, &limits, other);
+                assert_eq!((a.outcome, a.stats.expanded), (c.outcome, c.stats.expanded));
+            }
         }
+    }
+
+    #[test]
+    fn the_reserve_wins_after_the_complete_search_fills_its_budget() {
+        // A portfolio stopped at its first expansion leaves these 2-cell
+        // deals to the complete search, which passes 20,000 positions on
+        // each without a verdict; the reserve's members (`Tuning::reserve`),
+        // within the same budget, win them, before the prover (which
+        // without the reserve runs out of positions too).
+        let t = shipped_but(|t| {
+            t.cap = 1;
+            t.probe = None;
+        });
+        let no = shipped_but(|t| {
+            t.cap = 1;
+            t.probe = None;
+            t.reserve = None;
+        });
+        let limits = Limits {
+            max_positions: 20_000,
+            ..Limits::default()
+        };
+        for deal in [7, 14] {
+            let b = Board::deal(deal, Variant::default().with_cells(2)).unwrap();
+            let with = solve_with(&b, &limits, &t);
+            let without = solve_with(&b, &limits, &no);
+            assert_eq!(with.outcome, Outcome::Solved, "{deal}");
+            replay(&b, with.solution.as_ref().unwrap());
+            assert_eq!(without.outcome, Outcome::Limit(LimitKind::Positions));
+            // The complete search's expansions, then the reserve's.
+            assert!(with.stats.expanded > with.stats.proof_expanded, "{deal}");
+            assert!(with.stats.proof_expanded >= 19_000, "{deal}");
+        }
+        // With 3 cells there is no reserve (its members play with up to 2).
+        let b = Board::deal(7, Variant::default().with_cells(3)).unwrap();
+        assert!(Tuning::shipped().for_cells(3).reserve.is_none());
+        assert_eq!(
+            solve_with(&b, &limits, &t).stats.expanded,
+            solve_with(&b, &limits, &no).stats.expanded
+        );
     }
 
     #[test]

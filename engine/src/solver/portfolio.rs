@@ -61,6 +61,36 @@ pub(super) fn solve(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveRes
     Portfolio::new(board, limits, &tuning).run()
 }
 
+/// The reserve (`Tuning::reserve`): its members from the start of `board`,
+/// all from the first round, each on its own, until one wins or they have
+/// spent the reserve's cap or memory stops them. `None` when the game has
+/// no reserve. The outcome is `Solved`, `Limit(Time)` or, when they found
+/// nothing, `Limit(Positions)`; the complete search takes no part (the
+/// members are not pruned, but they keep 64 bits of each fingerprint and
+/// their running dry proves nothing).
+pub(super) fn reserve(board: &Board, limits: &Limits, tuning: &Tuning) -> Option<SolveResult> {
+    let tuning = tuning.for_cells(board.ncells() as u64);
+    let reserve = tuning.reserve.as_ref()?;
+    let t = Tuning {
+        members: reserve.members.clone(),
+        cap: reserve.cap,
+        complete_share: 0,
+        blocked: None,
+        dry_factor: None,
+        probe: None,
+        reserve: None,
+        ..tuning.as_ref().clone()
+    };
+    let mut p = Portfolio::new(board, limits, &t);
+    // A shared set blocks the lines they win by, as it does a late member's
+    // with few cells (`Tuning::late_shared_cells`).
+    p.groups = Vec::new();
+    Some(match p.rounds() {
+        Some(r) => r,
+        None => p.finish(Outcome::Limit(LimitKind::Positions), None),
+    })
+}
+
 struct Portfolio<'a> {
     board: &'a Board,
     tuning: &'a Tuning,

@@ -37,6 +37,9 @@ pub struct Member {
     /// first round). Members start in order, so late ones come last, in
     /// order of joining.
     pub join: u64,
+    /// The fewest cells of a game this member plays in; with fewer it
+    /// takes no turn (`Tuning::for_cells`). Optional in the file (0).
+    pub min_cells: u64,
     /// The most cells of a game this member plays in; with more it takes no
     /// turn (`Tuning::for_cells`).
     pub max_cells: u64,
@@ -61,6 +64,16 @@ pub struct Probe {
     pub quota: u64,
     /// Expansions the probe may spend in all.
     pub cap: u64,
+}
+
+/// The reserve (`Tuning::reserve`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reserve {
+    /// Expansions its members may spend in all.
+    pub cap: u64,
+    /// Its members (`reserve = true` in the file), all from the first
+    /// round, each on its own (no shared set).
+    pub members: Vec<Member>,
 }
 
 /// Every setting that steers a search (docs/SOLVER.md, "The searches").
@@ -103,6 +116,10 @@ pub struct Tuning {
     /// move's position in turn, before the complete search decides alone
     /// (`None`: never).
     pub probe: Option<Probe>,
+    /// Once the complete search has run out of memory or positions, before
+    /// the prover: a portfolio of other members from the start (`None`:
+    /// never).
+    pub reserve: Option<Reserve>,
 }
 
 /// The settings the engine ships with: `tuning.toml`.
@@ -117,20 +134,30 @@ impl Tuning {
     }
 
     /// The settings for a game with `cells` cells: without the members that
-    /// play only with fewer (`Member::max_cells`); borrowed when there are
-    /// none.
+    /// play only with fewer or only with more (`Member::max_cells`,
+    /// `Member::min_cells`); borrowed when there are none.
     pub fn for_cells(&self, cells: u64) -> Cow<'_, Tuning> {
-        if self.members.iter().all(|m| cells <= m.max_cells) {
+        let plays = |m: &Member| (m.min_cells..=m.max_cells).contains(&cells);
+        let reserve = self.reserve.as_ref().map_or(&[][..], |r| &r.members[..]);
+        if self.members.iter().chain(reserve).all(plays) {
             return Cow::Borrowed(self);
         }
         let mut t = self.clone();
-        t.members.retain(|m| cells <= m.max_cells);
+        t.members.retain(plays);
+        if let Some(r) = &mut t.reserve {
+            r.members.retain(plays);
+        }
+        if t.reserve.as_ref().is_some_and(|r| r.members.is_empty()) {
+            t.reserve = None;
+        }
         Cow::Owned(t)
     }
 
     /// Reads settings in the form of `tuning.toml`: every table and key of
-    /// it (a weight left out weighs 0; `[blocked]`, `[dry]` and `[probe]`
-    /// may be left out, turning their rule off), nothing else.
+    /// it (a weight left out weighs 0; `[blocked]`, `[dry]`, `[probe]` and
+    /// `[reserve]` with its members may be left out, turning their rule
+    /// off; a member's `min_cells` and `reserve` may be left out, 0 and
+    /// false), nothing else.
     pub fn from_toml(text: &str) -> Result<Tuning, TuningError> {
         let mut tables = parse(text)?;
         let mut schedule =
@@ -140,17 +167,33 @@ impl Tuning {
         let blocked = Table::take_one(&mut tables, "blocked")?;
         let dry = Table::take_one(&mut tables, "dry")?;
         let probe = Table::take_one(&mut tables, "probe")?;
+        let reserve = Table::take_one(&mut tables, "reserve")?;
         let mut members = Vec::new();
+        let mut reserve_members = Vec::new();
         for t in tables.iter_mut().filter(|t| t.name == "member" && t.array) {
-            members.push(Member {
+            let line = t.line;
+            let in_reserve = t.flag_or("reserve", false)?;
+            let m = Member {
                 weights: t.weights("weights")?,
                 pruned: t.flag("pruned")?,
                 eager: t.flag("eager")?,
                 depth_weight: t.int("depth_weight")?,
                 parks: t.flag("parks")?,
                 join: t.int("join")?,
+                min_cells: t.int_or("min_cells", 0)?,
                 max_cells: t.int("max_cells")?,
-            });
+            };
+            if in_reserve && m.join != 0 {
+                return Err(TuningError::at(
+                    line,
+                    "a reserve member starts with the reserve (join = 0)".to_string(),
+                ));
+            }
+            if in_reserve {
+                reserve_members.push(m);
+            } else {
+                members.push(m);
+            }
             t.done()?;
         }
         tables.retain(|t| !(t.name == "member" && t.array));
@@ -202,6 +245,28 @@ impl Tuning {
                 }
                 None => None,
             },
+            reserve: match (reserve, reserve_members.is_empty()) {
+                (Some(mut t), false) => {
+                    let cap = t.int("cap")?;
+                    t.done()?;
+                    Some(Reserve {
+                        cap,
+                        members: reserve_members,
+                    })
+                }
+                (None, true) => None,
+                (Some(t), true) => {
+                    return Err(TuningError::at(
+                        t.line,
+                        "[reserve] has no member (reserve = true)".to_string(),
+                    ))
+                }
+                (None, false) => {
+                    return Err(missing(
+                        "[reserve] (its cap), for the members with reserve = true",
+                    ))
+                }
+            },
         };
         schedule.done()?;
         complete.done()?;
@@ -219,9 +284,15 @@ impl Tuning {
             return bad("the first member must start in the first round (join = 0)");
         }
         // Every game needs a member from the first round on.
-        if (self.members[0].max_cells as usize) < MAX_CELLS {
+        if self.members[0].min_cells != 0 || (self.members[0].max_cells as usize) < MAX_CELLS {
             return bad(&format!(
                 "the first member must play with any number of cells (max_cells = {MAX_CELLS})"
+            ));
+        }
+        if let Some(m) = self.members.iter().find(|m| m.min_cells > m.max_cells) {
+            return bad(&format!(
+                "a member with min_cells = {} and max_cells = {} plays in no game",
+                m.min_cells, m.max_cells
             ));
         }
         // `solve` starts members lazily, in order: a late member before an
@@ -318,6 +389,24 @@ impl Table {
             (Value::Int(n), line) => T::try_from(n)
                 .map_err(|_| TuningError::at(line, format!("{key} = {n} is out of range"))),
             (_, line) => Err(TuningError::at(line, format!("{key} must be an integer"))),
+        }
+    }
+
+    /// `int`, or `default` when the key is left out.
+    fn int_or<T: TryFrom<i64>>(&mut self, key: &str, default: T) -> Result<T, TuningError> {
+        if self.keys.iter().any(|k| k.0 == key) {
+            self.int(key)
+        } else {
+            Ok(default)
+        }
+    }
+
+    /// `flag`, or `default` when the key is left out.
+    fn flag_or(&mut self, key: &str, default: bool) -> Result<bool, TuningError> {
+        if self.keys.iter().any(|k| k.0 == key) {
+            self.flag(key)
+        } else {
+            Ok(default)
         }
     }
 
@@ -463,9 +552,19 @@ mod tests {
     #[test]
     fn the_shipped_settings_read() {
         let t = Tuning::shipped();
-        assert_eq!(t.members.len(), 6);
+        assert_eq!(t.members.len(), 7);
         assert_eq!(t.members[5].max_cells, 1);
+        assert_eq!(t.members[5].min_cells, 0);
         assert!(!t.members[5].pruned);
+        assert_eq!((t.members[6].min_cells, t.members[6].max_cells), (2, 2));
+        assert_eq!(t.members[6].join, 12_800);
+        let r = t.reserve.as_ref().unwrap();
+        assert_eq!(r.cap, 8_000_000);
+        assert_eq!(r.members.len(), 3);
+        assert!(r
+            .members
+            .iter()
+            .all(|m| !m.pruned && m.join == 0 && m.max_cells == 2));
         assert_eq!(t.quota, 150);
         assert_eq!(t.cap, 4_000_000);
         assert_eq!(t.members[4].join, 400);
@@ -501,10 +600,26 @@ mod tests {
         let four = t.for_cells(4);
         assert_eq!(four.members.len(), 5);
         assert!(four.members.iter().all(|m| m.pruned));
-        assert_eq!(t.for_cells(2).members.len(), 5);
-        assert!(matches!(t.for_cells(1), Cow::Borrowed(_)));
-        assert!(matches!(t.for_cells(0), Cow::Borrowed(_)));
-        assert_eq!(t.for_cells(0).members.len(), 6);
+        // With 2 cells the late unpruned member joins; with 0 or 1 the
+        // earlier one plays instead.
+        let two = t.for_cells(2);
+        assert_eq!(two.members.len(), 6);
+        assert!(!two.members[5].pruned);
+        assert_eq!(two.members[5].join, 12_800);
+        for cells in [0, 1] {
+            let few = t.for_cells(cells);
+            assert_eq!(few.members.len(), 6);
+            assert_eq!(few.members[5].join, 400);
+        }
+        assert_eq!(t.for_cells(1).reserve.as_ref().unwrap().members.len(), 3);
+        assert!(t.for_cells(3).reserve.is_none());
+        let all = edited(
+            "join = 12800\nmin_cells = 2\nmax_cells = 2",
+            "join = 12800\nmax_cells = 10",
+        )
+        .unwrap();
+        assert!(matches!(all.for_cells(1), Cow::Borrowed(_)));
+        assert_eq!(all.for_cells(2).members.len(), 6);
     }
 
     #[test]
@@ -562,6 +677,43 @@ mod tests {
                 Err(e) => assert!(e.to_string().contains(want), "{new}: {e}"),
             }
         }
+        // A member that plays in no game.
+        let e = edited(
+            "min_cells = 2\nmax_cells = 2",
+            "min_cells = 3\nmax_cells = 2",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("plays in no game"), "{e}");
+        let e = edited("min_cells = 2", "min_cells = -2").unwrap_err();
+        assert!(
+            e.to_string().contains("min_cells = -2 is out of range"),
+            "{e}"
+        );
+        // The reserve: a table with no members, members with no table, a
+        // member that would join late.
+        let text = include_str!("tuning.toml");
+        let e = Tuning::from_toml(&text.replace("\nreserve = true\n", "\nreserve = false\n"))
+            .unwrap_err();
+        assert!(e.to_string().contains("[reserve] has no member"), "{e}");
+        let e = edited("[reserve]\ncap = 8_000_000\n", "").unwrap_err();
+        assert!(e.to_string().contains("[reserve] (its cap)"), "{e}");
+        let e = edited(
+            "join = 0\nmax_cells = 2\nreserve = true",
+            "join = 5\nmax_cells = 2\nreserve = true",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("starts with the reserve (join = 0)"),
+            "{e}"
+        );
+        let e = edited("\nreserve = true\n", "\nreserve = 1\n").unwrap_err();
+        assert!(
+            e.to_string().contains("reserve must be true or false"),
+            "{e}"
+        );
+        // Leaving both out turns it off.
+        let cut = &text[..text.find("# Once the complete search has filled").unwrap()];
+        assert_eq!(Tuning::from_toml(cut).unwrap().reserve, None);
         // A first member that leaves some games without one.
         let e = edited("max_cells = 10", "max_cells = 9").unwrap_err();
         assert!(e.to_string().contains("any number of cells"), "{e}");
