@@ -43,7 +43,9 @@ HARD = [(219837216, 4, "unsolvable"), (2255988055, 4, "unsolvable")]
 #: Wins the searches find hard: 496564 with 3 cells (fc-solve 6.16 b3 wins
 #: it), and deals of MS 1..32000 at their minimum in Pringle's table that
 #: `run 1-32000 --min-cells` left undetermined at 300 s (eleven). The first-move
-#: probe wins the first three; the other nine are open.
+#: probe wins the first three, the compact visited set 11744, the reserve
+#: (docs/SOLVER.md) 12284, 20752, 5435, 9691, 16322 and 21165; 13599 and 17760
+#: are open.
 WINS = [
     (496564, 3, "solved"), (17331, 1, "solved"), (20337, 2, "solved"),
     (11744, 1, "solved"), (12284, 1, "solved"), (13599, 1, "solved"), (20752, 1, "solved"),
