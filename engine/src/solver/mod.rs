@@ -130,14 +130,7 @@ fn prove_after(board: &Board, limits: &Limits, first: SolveResult) -> SolveResul
             ..first
         };
     };
-    let max_seconds = left.max_seconds;
-    let proof = prover::prove(
-        board,
-        &Limits {
-            max_seconds,
-            ..limits.clone()
-        },
-    );
+    let proof = prover::prove(board, &left);
     let p = proof.stats;
     let stats = Stats {
         expanded: first.stats.expanded + p.expanded,
