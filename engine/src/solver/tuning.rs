@@ -133,23 +133,25 @@ impl Tuning {
         &SHIPPED
     }
 
+    /// The reserve's members (none without a reserve).
+    pub fn reserve_members(&self) -> &[Member] {
+        self.reserve.as_ref().map_or(&[], |r| &r.members)
+    }
+
     /// The settings for a game with `cells` cells: without the members that
     /// play only with fewer or only with more (`Member::max_cells`,
     /// `Member::min_cells`); borrowed when there are none.
     pub fn for_cells(&self, cells: u64) -> Cow<'_, Tuning> {
         let plays = |m: &Member| (m.min_cells..=m.max_cells).contains(&cells);
-        let reserve = self.reserve.as_ref().map_or(&[][..], |r| &r.members[..]);
-        if self.members.iter().chain(reserve).all(plays) {
+        if self.members.iter().chain(self.reserve_members()).all(plays) {
             return Cow::Borrowed(self);
         }
         let mut t = self.clone();
         t.members.retain(plays);
-        if let Some(r) = &mut t.reserve {
+        t.reserve = t.reserve.take().and_then(|mut r| {
             r.members.retain(plays);
-        }
-        if t.reserve.as_ref().is_some_and(|r| r.members.is_empty()) {
-            t.reserve = None;
-        }
+            (!r.members.is_empty()).then_some(r)
+        });
         Cow::Owned(t)
     }
 
@@ -183,16 +185,15 @@ impl Tuning {
                 min_cells: t.int_or("min_cells", 0)?,
                 max_cells: t.int("max_cells")?,
             };
-            if in_reserve && m.join != 0 {
+            if !in_reserve {
+                members.push(m);
+            } else if m.join == 0 {
+                reserve_members.push(m);
+            } else {
                 return Err(TuningError::at(
                     line,
                     "a reserve member starts with the reserve (join = 0)".to_string(),
                 ));
-            }
-            if in_reserve {
-                reserve_members.push(m);
-            } else {
-                members.push(m);
             }
             t.done()?;
         }
@@ -289,7 +290,12 @@ impl Tuning {
                 "the first member must play with any number of cells (max_cells = {MAX_CELLS})"
             ));
         }
-        if let Some(m) = self.members.iter().find(|m| m.min_cells > m.max_cells) {
+        if let Some(m) = self
+            .members
+            .iter()
+            .chain(self.reserve_members())
+            .find(|m| m.min_cells > m.max_cells)
+        {
             return bad(&format!(
                 "a member with min_cells = {} and max_cells = {} plays in no game",
                 m.min_cells, m.max_cells
@@ -392,9 +398,13 @@ impl Table {
         }
     }
 
+    fn has(&self, key: &str) -> bool {
+        self.keys.iter().any(|k| k.0 == key)
+    }
+
     /// `int`, or `default` when the key is left out.
     fn int_or<T: TryFrom<i64>>(&mut self, key: &str, default: T) -> Result<T, TuningError> {
-        if self.keys.iter().any(|k| k.0 == key) {
+        if self.has(key) {
             self.int(key)
         } else {
             Ok(default)
@@ -403,7 +413,7 @@ impl Table {
 
     /// `flag`, or `default` when the key is left out.
     fn flag_or(&mut self, key: &str, default: bool) -> Result<bool, TuningError> {
-        if self.keys.iter().any(|k| k.0 == key) {
+        if self.has(key) {
             self.flag(key)
         } else {
             Ok(default)
@@ -681,6 +691,12 @@ mod tests {
         let e = edited(
             "min_cells = 2\nmax_cells = 2",
             "min_cells = 3\nmax_cells = 2",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("plays in no game"), "{e}");
+        let e = edited(
+            "join = 0\nmax_cells = 2\nreserve = true",
+            "join = 0\nmin_cells = 3\nmax_cells = 2\nreserve = true",
         )
         .unwrap_err();
         assert!(e.to_string().contains("plays in no game"), "{e}");
