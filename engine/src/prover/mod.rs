@@ -113,12 +113,12 @@ pub struct Proof {
 
 /// Decides `board`: unsolvable, solved (with the moves), or a limit.
 pub fn prove(board: &Board, limits: &ProofLimits) -> Proof {
-    prove_with(board, limits, MAX_DEPTH, limits.max_bytes / 2)
+    prove_with(board, limits, MAX_DEPTH, u64::MAX)
 }
 
 /// `prove` with the depth at which searches leave positions for later, and
-/// the memory a layer's visited set may take before the layer is searched
-/// breadth-first (tests make both small).
+/// a cap on the memory a layer's visited set may take before the layer is
+/// searched breadth-first (`Prover::table_room`; tests make both small).
 fn prove_with(board: &Board, limits: &ProofLimits, max_depth: usize, table_share: u64) -> Proof {
     let mut p = Prover::new(board, limits);
     p.max_depth = max_depth;
@@ -261,8 +261,9 @@ struct Prover<'a> {
     bfs_ram_sorter: u64,
     bfs_disk: u64,
     bfs_frontier_disk: u64,
-    /// Whether a layer whose visited set outgrows `table_share` bytes is
-    /// searched again breadth-first, and that share.
+    /// Whether a layer whose visited set outgrows its room
+    /// (`table_room`) is searched again breadth-first, and a cap on that
+    /// room (tests).
     frontier: bool,
     table_share: u64,
     /// `MAX_DEPTH` (smaller in tests).
@@ -304,7 +305,7 @@ impl<'a> Prover<'a> {
             frontier: limits.max_disk > 0
                 && limits.spill_dir.is_some()
                 && frontier::supported(board),
-            table_share: limits.max_bytes / 2,
+            table_share: u64::MAX,
             max_depth: MAX_DEPTH,
             start_origin: NO_ORIGIN,
             start_fp: 0,
@@ -336,6 +337,25 @@ impl<'a> Prover<'a> {
     /// `fit`, as a search step.
     fn fit_stop(&mut self, extra: u64) -> Result<(), Step> {
         self.fit(extra).map_err(Step::Limit)
+    }
+
+    /// `fit` within a layer's depth-first search (in `mode`, or about to
+    /// explore from a root when `None`): memory that runs out there while
+    /// the layer may be searched breadth-first is an overflow (the visited
+    /// set goes, and with it most of the memory), not the end of the proof.
+    /// The breadth-first search keeps no visited set: there it is a limit.
+    fn fit_layer(&mut self, extra: u64, mode: Option<Mode>) -> Result<(), Step> {
+        match self.fit(extra) {
+            Ok(()) => Ok(()),
+            Err(ProofLimit::Bytes)
+                if self.frontier
+                    && !matches!(mode, Some(Mode::Find { .. }))
+                    && !self.table.is_empty() =>
+            {
+                Err(Step::Overflow)
+            }
+            Err(l) => Err(Step::Limit(l)),
+        }
     }
 
     /// Keeps memory within the budget, spilling waiting positions to disk
@@ -412,9 +432,10 @@ impl<'a> Prover<'a> {
                 // wrote out for later layers stays (the repeats are met
                 // there as stored), what it left for later in this one goes.
                 // Its positions are counted again as the breadth-first
-                // search stores them.
+                // search stores them. Its memory goes too, the smallest
+                // segments' included (`clear` keeps those).
                 self.stats.stored -= self.table.len();
-                self.table.clear();
+                self.table = FpTable::new();
                 self.frames = Vec::new();
                 self.children = Vec::new();
                 self.store.discard(layer);
@@ -451,8 +472,8 @@ impl<'a> Prover<'a> {
             return Step::Done;
         }
         self.start_origin = root_origin;
-        if let Err(l) = self.fit(22) {
-            return Step::Limit(l);
+        if let Err(s) = self.fit_layer(22, None) {
+            return s;
         }
         let root = self.store.keep_root(layer, fp, rec);
         self.stats.roots += 1;
@@ -512,8 +533,8 @@ impl<'a> Prover<'a> {
                         .push_deferred(&self.codec, layer, &self.b, origin.deferred());
                     self.b.undo(m);
                     self.b.restore_dirty(mark);
-                    if let Err(l) = self.fit(0) {
-                        return Step::Limit(l);
+                    if let Err(s) = self.fit_layer(0, Some(mode)) {
+                        return s;
                     }
                     continue;
                 }
@@ -525,6 +546,21 @@ impl<'a> Prover<'a> {
         }
     }
 
+    /// The most memory a layer's visited set may take before the layer is
+    /// searched breadth-first: all but the batch being searched and an
+    /// eighth. The eighth is what the rest of a depth-first search needs
+    /// in memory (the stack, and the logs of waiting positions and roots,
+    /// which `fit` spills to disk to make room); a batch larger than an
+    /// eighth waits on disk, so the set always has at least three quarters.
+    /// A layer searched breadth-first costs far more than one that fits
+    /// (1968 with 1 cell in 400 MB: 141 s with one such layer when the set
+    /// had half the memory, 94 s with none this way; docs/solver-log.md).
+    fn table_room(&self) -> u64 {
+        let max = self.limits.max_bytes;
+        let rest = max.saturating_sub(self.batch_bytes + max / 8);
+        rest.min(self.table_share)
+    }
+
     /// Stores `fp` in the layer's visited set: `Ok(false)` if it was there.
     fn store_position(&mut self, fp: u128, mode: Mode) -> Result<bool, Stop> {
         let grow = self.table.bytes_to_insert(fp) - self.table.bytes();
@@ -534,7 +570,7 @@ impl<'a> Prover<'a> {
         if grow > 0
             && self.frontier
             && matches!(mode, Mode::Explore { .. })
-            && self.table.bytes() + grow > self.table_share
+            && self.table.bytes() + grow > self.table_room()
         {
             return Err(Stop::Overflow);
         }
@@ -676,8 +712,8 @@ impl<'a> Prover<'a> {
                 Mode::Explore { origin } => {
                     let layer = potential(&self.b);
                     self.store.push(&self.codec, layer, fp, &self.b, origin);
-                    if let Err(l) = self.fit(0) {
-                        step = Err(Step::Limit(l));
+                    if let Err(s) = self.fit_layer(0, Some(mode)) {
+                        step = Err(s);
                     }
                 }
                 Mode::Find { target } => {
@@ -930,7 +966,7 @@ mod tests {
             // Memory for a fifth of the waiting positions; then also a
             // visited set of at most 4 KiB (layers past ~300 positions
             // breadth-first).
-            for share in [small.max_bytes / 2, 4096] {
+            for share in [u64::MAX, 4096] {
                 let p = prove_with(&b, &small, MAX_DEPTH, share);
                 assert_eq!(p.outcome, ProofOutcome::Unsolvable, "{deal}");
                 assert_eq!(p.stats.stored, whole.stats.stored, "{deal}");
