@@ -957,18 +957,19 @@ mod tests {
             let whole = prove(&b, &ProofLimits::default());
             assert_eq!(whole.outcome, ProofOutcome::Unsolvable, "{deal}");
             assert_eq!(whole.stats.peak_disk, 0);
-            let small = ProofLimits {
-                max_bytes: 400_000,
-                max_disk: 1 << 30,
-                spill_dir: Some(dir.clone()),
-                ..ProofLimits::default()
-            };
-            // Memory for a fifth of the waiting positions; then also a
-            // visited set of at most 4 KiB (layers past ~300 positions
-            // breadth-first).
-            for share in [u64::MAX, 4096] {
+            // Memory for a fifth of the waiting positions, or so little
+            // that it runs out beside the visited set too (the layer then
+            // goes breadth-first); then also a visited set of at most 4 KiB
+            // (layers past ~300 positions breadth-first).
+            for (max_bytes, share) in [(400_000, u64::MAX), (100_000, u64::MAX), (400_000, 4096)] {
+                let small = ProofLimits {
+                    max_bytes,
+                    max_disk: 1 << 30,
+                    spill_dir: Some(dir.clone()),
+                    ..ProofLimits::default()
+                };
                 let p = prove_with(&b, &small, MAX_DEPTH, share);
-                assert_eq!(p.outcome, ProofOutcome::Unsolvable, "{deal}");
+                assert_eq!(p.outcome, ProofOutcome::Unsolvable, "{deal} {max_bytes}");
                 assert_eq!(p.stats.stored, whole.stats.stored, "{deal}");
                 assert!(p.stats.peak_bytes <= small.max_bytes);
                 spilled |= p.stats.peak_disk > 0;
