@@ -339,19 +339,15 @@ impl<'a> Prover<'a> {
         self.fit(extra).map_err(Step::Limit)
     }
 
-    /// `fit` within a layer's depth-first search (in `mode`, or about to
-    /// explore from a root when `None`): memory that runs out there while
-    /// the layer may be searched breadth-first is an overflow (the visited
-    /// set goes, and with it most of the memory), not the end of the proof.
-    /// The breadth-first search keeps no visited set: there it is a limit.
-    fn fit_layer(&mut self, extra: u64, mode: Option<Mode>) -> Result<(), Step> {
+    /// `fit` while exploring a layer (writing exits and waiting positions
+    /// out): memory that runs out in its depth-first search while the layer
+    /// may be searched breadth-first is an overflow (the visited set goes,
+    /// and with it most of the memory), not the end of the proof. The
+    /// breadth-first search keeps no visited set: there it is a limit.
+    fn fit_layer(&mut self, extra: u64) -> Result<(), Step> {
         match self.fit(extra) {
             Ok(()) => Ok(()),
-            Err(ProofLimit::Bytes)
-                if self.frontier
-                    && !matches!(mode, Some(Mode::Find { .. }))
-                    && !self.table.is_empty() =>
-            {
+            Err(ProofLimit::Bytes) if self.frontier && !self.table.is_empty() => {
                 Err(Step::Overflow)
             }
             Err(l) => Err(Step::Limit(l)),
@@ -472,7 +468,7 @@ impl<'a> Prover<'a> {
             return Step::Done;
         }
         self.start_origin = root_origin;
-        if let Err(s) = self.fit_layer(22, None) {
+        if let Err(s) = self.fit_layer(22) {
             return s;
         }
         let root = self.store.keep_root(layer, fp, rec);
@@ -533,7 +529,7 @@ impl<'a> Prover<'a> {
                         .push_deferred(&self.codec, layer, &self.b, origin.deferred());
                     self.b.undo(m);
                     self.b.restore_dirty(mark);
-                    if let Err(s) = self.fit_layer(0, Some(mode)) {
+                    if let Err(s) = self.fit_layer(0) {
                         return s;
                     }
                     continue;
@@ -712,7 +708,7 @@ impl<'a> Prover<'a> {
                 Mode::Explore { origin } => {
                     let layer = potential(&self.b);
                     self.store.push(&self.codec, layer, fp, &self.b, origin);
-                    if let Err(s) = self.fit_layer(0, Some(mode)) {
+                    if let Err(s) = self.fit_layer(0) {
                         step = Err(s);
                     }
                 }
