@@ -6,9 +6,11 @@ import dataclasses
 import functools
 import numbers
 import tempfile
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from . import _engine
 from .errors import DealNumberError, VariantError
@@ -349,6 +351,64 @@ class MinCellsResult:
         return out
 
 
+@dataclass(frozen=True)
+class SolveProgress:
+    """How far a running solve has got (`solve` and `min_cells` with
+    `progress=`): the search running (`stage`: ``portfolio``, ``complete``,
+    ``reserve`` or ``prover``, None before the first has reported), the
+    cells of the game being solved, and that search's counts so far:
+    positions expanded and stored, bytes of memory and of spill files held
+    now, and the prover's layers started."""
+
+    elapsed_s: float
+    stage: str | None
+    cells: int
+    positions_expanded: int
+    positions_stored: int
+    bytes: int
+    disk_bytes: int
+    layers: int
+
+
+_T = TypeVar("_T")
+
+
+def _watched(
+    call: Callable[[_engine.Progress | None], _T],
+    progress: Callable[[SolveProgress], None] | None,
+    every: float,
+) -> _T:
+    """`call(watch)`, with `progress` called every `every` seconds while it
+    runs (the engine solves on another thread, the GIL released). Watching
+    never changes a result."""
+    if progress is None:
+        return call(None)
+    if not every > 0:
+        raise ValueError(f"progress_every must be a positive number of seconds, not {every!r}")
+    watch = _engine.Progress()
+    outcome: list[_T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call(watch))
+        except BaseException as e:  # handed to the caller's thread
+            failure.append(e)
+
+    start = time.monotonic()
+    worker = threading.Thread(target=run, name="freecell-analyzer solve", daemon=True)
+    worker.start()
+    while True:
+        worker.join(every)
+        if not worker.is_alive():
+            break
+        stage, cells, expanded, stored, held, disk, layers = watch.snapshot()
+        progress(SolveProgress(time.monotonic() - start, stage, cells, expanded, stored, held, disk, layers))
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
 def solve(
     deal_or_board: int | Board,
     variant: VariantLike = "freecell",
@@ -356,8 +416,12 @@ def solve(
     cells: int | None = None,
     move_rule: str | None = None,
     limits: Limits | None = None,
+    progress: Callable[[SolveProgress], None] | None = None,
+    progress_every: float = 10.0,
 ) -> SolveResult:
     """Solves a deal number or a board: `solved`, `unsolvable`, or `limit`.
+    With `progress`, that function is called every `progress_every`
+    seconds while the solve runs, with a `SolveProgress`.
 
     >>> solve(11982).outcome
     'unsolvable'
@@ -369,10 +433,14 @@ def solve(
             board = Board(str(deal_or_board), v)
         else:
             board = deal_or_board
-        return SolveResult._from_record(None, v, _engine.solve(board._b, lim))
+        b = board._b
+        return SolveResult._from_record(
+            None, v, _watched(lambda w: _engine.solve(b, lim, w), progress, progress_every)
+        )
     n = check_deal_number(deal_or_board)
     v = _variant(variant, cells, move_rule)
-    return SolveResult._from_record(n, v, _engine.solve(_engine.deal(n, v), lim))
+    b = _engine.deal(n, v)
+    return SolveResult._from_record(n, v, _watched(lambda w: _engine.solve(b, lim, w), progress, progress_every))
 
 
 def solve_range(
@@ -409,13 +477,16 @@ def min_cells(
     max_cells: int = 8,
     move_rule: str | None = None,
     limits: Limits | None = None,
+    progress: Callable[[SolveProgress], None] | None = None,
+    progress_every: float = 10.0,
 ) -> MinCellsResult:
     """The smallest number of cells that wins the deal: solved with that
     many, and proved unsolvable with one fewer, which proves it for every
     smaller number too (a solution with fewer cells is one with more). Only
     the counts needed are searched, from 2 for games built in alternate
     colours (most deals need exactly 2); `results` holds them in the order
-    searched, and the rest follow by inference.
+    searched, and the rest follow by inference. `progress` as for `solve`
+    (its `cells` the count being searched).
 
     >>> m = min_cells(1)
     >>> m.min_cells, [(r.cells, r.outcome) for r in m.results]
@@ -425,6 +496,7 @@ def min_cells(
     """
     n = check_deal_number(deal_number)
     v = _variant(variant, None, move_rule)
-    best, rows = _engine.min_cells(n, v, max_cells, (limits or Limits())._for_engine())
+    lim = (limits or Limits())._for_engine()
+    best, rows = _watched(lambda w: _engine.min_cells(n, v, max_cells, lim, w), progress, progress_every)
     results = tuple(SolveResult._from_record(n, dataclasses.replace(v, cells=k), r) for k, r in rows)
     return MinCellsResult(n, best, results)

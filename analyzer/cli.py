@@ -31,7 +31,7 @@ import importlib
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -41,6 +41,7 @@ from ._api import (
     PRESET_NAMES,
     Board,
     Limits,
+    SolveProgress,
     SolveResult,
     Variant,
     deal,
@@ -403,10 +404,52 @@ def _positions_after(start: Board, result: SolveResult) -> list[Board]:
     return boards
 
 
+#: Seconds between `solve`'s progress lines.
+PROGRESS_EVERY: Final = 10.0
+
+_STAGES: Final = {
+    "portfolio": "portfolio",
+    "complete": "complete search",
+    "reserve": "reserve",
+    "prover": "prover",
+}
+
+
+def _progress_line(p: SolveProgress) -> str:
+    """One line on how far a running solve has got."""
+    minutes, seconds = divmod(int(p.elapsed_s), 60)
+    took = f"{minutes} min {seconds:02d} s" if minutes else f"{seconds} s"
+    if p.stage is None:
+        return f"progress: {took}, starting"
+    stage = _STAGES.get(p.stage, p.stage)
+    if p.stage == "prover":
+        stage += f" (layer {p.layers})"
+    disk = f", {_human_bytes(p.disk_bytes)} disk" if p.disk_bytes else ""
+    return (
+        f"progress: {took}, {p.cells} cell{'' if p.cells == 1 else 's'}, {stage}: "
+        f"{p.positions_expanded:,} expanded, {p.positions_stored:,} stored, "
+        f"{_human_bytes(p.bytes)} memory{disk}"
+    )
+
+
+def _progress_printer(args: argparse.Namespace) -> Callable[[SolveProgress], None] | None:
+    """Progress lines on stderr every `PROGRESS_EVERY` seconds of a long
+    solve: with --verbose, or on a terminal unless --quiet."""
+    if args.verbosity > 0 or (args.verbosity == 0 and sys.stderr.isatty()):
+        return lambda p: print(_progress_line(p), file=sys.stderr, flush=True)
+    return None
+
+
 def _solve_one(args: argparse.Namespace, variant: Variant, limits: Limits) -> int:
     start = _start(args.start)
     board = deal(start, variant) if isinstance(start, int) else Board(start, variant)
-    result = solve(start if isinstance(start, int) else board, variant, limits=limits)
+    result = solve(
+        start if isinstance(start, int) else board,
+        variant,
+        limits=limits,
+        progress=_progress_printer(args),
+        progress_every=PROGRESS_EVERY,
+    )
     boards = _positions_after(board, result) if args.show else []
     if args.json:
         doc = _result_doc(result, variant)
@@ -453,7 +496,14 @@ def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits)
     if not isinstance(start, int):
         raise UsageError(f"solve: --min-cells needs a deal number, not the board file {excerpt_path(args.start)}")
     max_cells = 8 if args.max_cells is None else args.max_cells
-    answer = min_cells(start, variant, max_cells=max_cells, limits=limits)
+    answer = min_cells(
+        start,
+        variant,
+        max_cells=max_cells,
+        limits=limits,
+        progress=_progress_printer(args),
+        progress_every=PROGRESS_EVERY,
+    )
     results = sorted(answer.results, key=lambda r: r.cells)
     if any(r.outcome == "error" for r in results):
         code = EXIT_FAILURE
@@ -585,7 +635,10 @@ freecell-analyzer solve 11982 --quiet
     add_verbosity_options(
         p,
         quiet="print only the outcome line (with --min-cells: the minimum cells line)",
-        verbose="also print the variant's rules and the limits in effect",
+        verbose=(
+            "also print the variant's rules and the limits in effect, and a progress line on "
+            f"stderr every {PROGRESS_EVERY:g} s while the search runs (shown on a terminal anyway)"
+        ),
     )
     p.add_argument(
         "--min-cells",

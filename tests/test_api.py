@@ -443,6 +443,44 @@ def test_a_proof_past_its_memory_goes_on_on_disk() -> None:
     assert small.peak_bytes <= 100_000
 
 
+def test_progress_reports_a_running_proof_and_changes_nothing() -> None:
+    # 11982 with 4 cells in 100 kB: the prover decides, spilling to disk, in
+    # about 0.1 s; reports every 2 ms see it layer by layer.
+    limits = Limits(max_bytes=100_000)
+    seen: list[analyzer.SolveProgress] = []
+    watched = analyzer.solve(11982, limits=limits, progress=seen.append, progress_every=0.002)
+    plain = analyzer.solve(11982, limits=limits)
+    assert (watched.outcome, watched.positions_expanded, watched.positions_stored) == (
+        plain.outcome,
+        plain.positions_expanded,
+        plain.positions_stored,
+    )
+    prover = [p for p in seen if p.stage == "prover"]
+    assert prover, seen
+    assert all(p.cells == 4 for p in prover)
+    assert all(0 < p.bytes <= 100_000 for p in prover)
+    assert any(p.disk_bytes > 0 for p in prover)
+    assert [p.positions_expanded for p in prover] == sorted(p.positions_expanded for p in prover)
+    assert prover[-1].layers >= 1 and prover[-1].positions_expanded <= plain.positions_expanded
+    assert [p.elapsed_s for p in seen] == sorted(p.elapsed_s for p in seen)
+
+
+def test_progress_of_min_cells_names_the_count_searched() -> None:
+    seen: list[analyzer.SolveProgress] = []
+    watched = analyzer.min_cells(1, progress=seen.append, progress_every=0.001)
+    plain = analyzer.min_cells(1)
+    assert watched.min_cells == plain.min_cells == 3
+    assert [(r.cells, r.outcome, r.positions_expanded) for r in watched.results] == [
+        (r.cells, r.outcome, r.positions_expanded) for r in plain.results
+    ]
+    assert seen and {p.cells for p in seen if p.stage is not None} <= {r.cells for r in plain.results}
+
+
+def test_progress_needs_a_positive_interval() -> None:
+    with pytest.raises(ValueError, match="progress_every"):
+        analyzer.solve(1, progress=print, progress_every=0)
+
+
 def test_tiny_limits_in_min_cells_give_no_answer() -> None:
     m = analyzer.min_cells(11982, max_cells=5, limits=Limits(max_positions=50))
     assert m.min_cells is None

@@ -250,6 +250,34 @@ def test_solve_limit_exits_3() -> None:
     assert (doc["outcome"], doc["limit_reason"]) == ("limit", "bytes")
 
 
+def test_solve_verbose_prints_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A proof in 100 kB takes about 0.1 s: with a line every 2 ms it shows
+    # the prover at work; without --verbose (and stderr not a terminal) the
+    # same solve prints none, and stdout is the same but for -v's lines.
+    monkeypatch.setattr(cli, "PROGRESS_EVERY", 0.002)
+    loud = call("solve", "11982", "--max-bytes", "100K", "-v")
+    quiet = call("solve", "11982", "--max-bytes", "100K")
+    assert loud.returncode == quiet.returncode == 0
+    lines = loud.stderr.splitlines()
+    assert lines and all(line.startswith("progress: ") for line in lines), loud.stderr
+    assert any(" 4 cells, prover (layer " in line and " disk" in line for line in lines), loud.stderr
+    assert quiet.stderr == ""
+    assert "outcome: unsolvable" in loud.stdout and "outcome: unsolvable" in quiet.stdout
+
+
+def test_progress_line() -> None:
+    p = analyzer.SolveProgress(754.2, "prover", 1, 1_230_012_345, 977_612_000, 13_000_000_000, 25_800_000_000, 38)
+    assert cli._progress_line(p) == (
+        "progress: 12 min 34 s, 1 cell, prover (layer 38): 1,230,012,345 expanded, "
+        "977,612,000 stored, 12.1 GiB memory, 24.0 GiB disk"
+    )
+    p = analyzer.SolveProgress(9.9, "complete", 2, 5_000, 4_000, 2048, 0, 0)
+    assert cli._progress_line(p) == (
+        "progress: 9 s, 2 cells, complete search: 5,000 expanded, 4,000 stored, 2.0 KiB memory"
+    )
+    assert cli._progress_line(analyzer.SolveProgress(0.5, None, 0, 0, 0, 0, 0, 0)) == "progress: 0 s, starting"
+
+
 def test_solve_show_prints_every_position() -> None:
     done = run("solve", "1", "--show")
     assert done.returncode == 0

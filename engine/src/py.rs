@@ -2,6 +2,7 @@
 //! `analyzer._engine`; the typed public API is `analyzer/__init__.py`.
 
 use crate::board::{Board, Loc, Move, Notation};
+use crate::solver::progress::{self, Progress};
 use crate::solver::{self, Limits, Outcome, SolveResult};
 use crate::variant::{Build, EmptyRule, MoveRule, Preset, Variant};
 use pyo3::exceptions::PyRuntimeError;
@@ -9,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple, PyType};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 /// Raises `analyzer.errors.<kind>(msg)`.
 fn err(py: Python<'_>, kind: &str, msg: String) -> PyErr {
@@ -395,11 +397,63 @@ impl From<LimitsFields> for Limits {
 /// (min cells or None, [(cells, result)]).
 type MinCells = (Option<u8>, Vec<(u8, SolveRecord)>);
 
+/// A running solve's progress (`solver::progress`), read from another
+/// thread while `solve` or `min_cells` runs with the GIL released.
+#[pyclass(name = "Progress", frozen)]
+struct PyProgress {
+    inner: Arc<Progress>,
+}
+
+#[pymethods]
+impl PyProgress {
+    #[new]
+    fn new() -> Self {
+        PyProgress {
+            inner: Arc::new(Progress::new()),
+        }
+    }
+
+    /// (stage or None, cells, expanded, stored, bytes, disk, layer).
+    #[allow(clippy::type_complexity)]
+    fn snapshot(&self) -> (Option<&'static str>, u8, u64, u64, u64, u64, u64) {
+        let s = self.inner.snapshot();
+        let c = s.counts;
+        (
+            s.stage.map(|s| s.name()),
+            s.cells,
+            c.expanded,
+            c.stored,
+            c.bytes,
+            c.disk,
+            c.layer,
+        )
+    }
+}
+
+/// Runs `f` publishing to `watch`'s progress, if given.
+fn maybe_watched<R>(watch: Option<Arc<Progress>>, f: impl FnOnce() -> R) -> R {
+    match watch {
+        Some(p) => progress::watched(&p, f),
+        None => f(),
+    }
+}
+
 #[pyfunction]
-fn solve(py: Python<'_>, board: &PyBoard, limits: LimitsFields) -> PyResult<SolveRecord> {
+#[pyo3(signature = (board, limits, watch=None))]
+fn solve(
+    py: Python<'_>,
+    board: &PyBoard,
+    limits: LimitsFields,
+    watch: Option<&Bound<'_, PyProgress>>,
+) -> PyResult<SolveRecord> {
     let b = board.inner.clone();
     let l = Limits::from(limits);
-    let r = py.detach(|| catch_unwind(AssertUnwindSafe(|| solver::solve(&b, &l))));
+    let w = watch.map(|p| p.get().inner.clone());
+    let r = py.detach(|| {
+        maybe_watched(w, || {
+            catch_unwind(AssertUnwindSafe(|| solver::solve(&b, &l)))
+        })
+    });
     match r {
         Ok(r) => Texts::new(py).record(&Searched::Done(r)),
         Err(p) => Err(err(py, "EngineError", panic_text(&p))),
@@ -448,12 +502,14 @@ fn solve_range(
 
 /// Smallest number of cells that wins deal `n`: (min or None, [(cells, result)]).
 #[pyfunction]
+#[pyo3(signature = (n, variant, max_cells, limits, watch=None))]
 fn min_cells(
     py: Python<'_>,
     n: i128,
     variant: VariantRecord,
     max_cells: u8,
     limits: LimitsFields,
+    watch: Option<&Bound<'_, PyProgress>>,
 ) -> PyResult<MinCells> {
     let v = variant_from(py, &variant)?;
     check_deal(py, n)?;
@@ -469,10 +525,13 @@ fn min_cells(
         ));
     }
     let l = Limits::from(limits);
+    let w = watch.map(|p| p.get().inner.clone());
     let r = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| {
-            solver::min_cells(n as u64, v, max_cells, &l)
-        }))
+        maybe_watched(w, || {
+            catch_unwind(AssertUnwindSafe(|| {
+                solver::min_cells(n as u64, v, max_cells, &l)
+            }))
+        })
     });
     match r {
         Ok(m) => {
@@ -589,6 +648,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<VariantRecord>()?;
     m.add_class::<SolveRecord>()?;
     m.add_class::<PyProofPart>()?;
+    m.add_class::<PyProgress>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(deal, m)?)?;
     m.add_function(wrap_pyfunction!(board_from_text, m)?)?;

@@ -51,6 +51,7 @@ pub mod split;
 pub mod table;
 
 use crate::board::{Board, DirtyMark, Loc, Move};
+use crate::solver::progress::{self, Counts, Stage};
 use seeds::{Codec, Origin, Store, StoreError, NO_ORIGIN};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -377,7 +378,17 @@ impl<'a> Prover<'a> {
         Ok(())
     }
 
+    /// Whether the time limit has passed. Called every 1,024 expansions
+    /// and between breadth-first levels, it also publishes the proof's
+    /// counts to a watcher, if any (`solver::progress`).
     fn over_time(&self) -> bool {
+        progress::report(Stage::Prover, || Counts {
+            expanded: self.stats.expanded,
+            stored: self.stats.stored,
+            bytes: self.bytes(),
+            disk: self.store.disk() + self.bfs_disk,
+            layer: self.stats.layers as u64,
+        });
         self.limits
             .max_seconds
             .is_some_and(|s| self.t0.elapsed().as_secs_f64() > s)

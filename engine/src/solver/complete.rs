@@ -14,6 +14,7 @@ use super::budget::{table_bytes, vec_growth, Budget, Load, Room};
 #[cfg(debug_assertions)]
 use super::heuristic::score;
 use super::heuristic::{Heuristic, Parent, Weights};
+use super::progress::{self, Counts, Stage};
 use super::result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 use super::solution;
 use crate::board::{Board, DirtyMark, Loc, Move};
@@ -138,6 +139,10 @@ pub(super) struct Search {
     auto_log: Vec<Move>,
     scratch: Vec<Move>,
     stats: Stats,
+    /// Publishes its counts to a watcher (`progress`) as it goes, as this
+    /// stage, with these expansions and this load of the other searches
+    /// added (`watch`).
+    watch: (Stage, u64, Load),
 }
 
 impl Search {
@@ -159,7 +164,15 @@ impl Search {
             auto_log: Vec::new(),
             scratch: Vec::new(),
             stats: Stats::default(),
+            watch: (Stage::Complete, 0, Load::default()),
         }
+    }
+
+    /// From now on it publishes its counts (`progress`) as `stage`'s, with
+    /// `expanded` expansions and the load `held` of the other searches
+    /// added (the portfolio's, while it takes turns in the rounds).
+    pub(super) fn watch(&mut self, stage: Stage, expanded: u64, held: Load) {
+        self.watch = (stage, expanded, held);
     }
 
     /// Whether it has taken a turn.
@@ -282,9 +295,18 @@ impl Search {
                 let limit = Outcome::Limit(LimitKind::Positions);
                 return Step::Done(self.finish(limit, None, budget));
             }
-            if self.stats.expanded & 1023 == 0 && budget.out_of_time() {
-                let limit = Outcome::Limit(LimitKind::Time);
-                return Step::Done(self.finish(limit, None, budget));
+            if self.stats.expanded & 1023 == 0 {
+                if budget.out_of_time() {
+                    let limit = Outcome::Limit(LimitKind::Time);
+                    return Step::Done(self.finish(limit, None, budget));
+                }
+                let (stage, expanded, held) = self.watch;
+                progress::report(stage, || Counts {
+                    expanded: expanded + self.stats.expanded,
+                    stored: held.stored + self.visited.len(),
+                    bytes: held.bytes + self.bytes(),
+                    ..Counts::default()
+                });
             }
             self.expand(Some(m), n, Some(h));
         }

@@ -11,6 +11,7 @@
 //!   (`solve_with`);
 //! - `budget`: the byte, position and time accounting against `Limits`;
 //! - `result`: `Limits` and what a solve gives back;
+//! - `progress`: counts a running solve publishes to a watcher;
 //! - `solution`: writing a solution out.
 //!
 //! Searches are deterministic: no clocks or randomness steer them, so the
@@ -23,6 +24,7 @@ mod complete;
 mod heuristic;
 mod park;
 mod portfolio;
+pub mod progress;
 mod queue;
 mod result;
 mod solution;
@@ -50,6 +52,7 @@ pub fn solve(board: &Board, limits: &Limits) -> SolveResult {
 
 /// `solve` with the settings of `tuning` (experiments).
 pub fn solve_with(board: &Board, limits: &Limits, tuning: &Tuning) -> SolveResult {
+    progress::report_cells(board.ncells() as u8);
     let first = portfolio::solve(board, limits, tuning);
     if !matches!(
         first.outcome,

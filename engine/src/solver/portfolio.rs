@@ -17,6 +17,7 @@
 use super::best_first::{shared_bytes, BestFirst, Shared, Turn};
 use super::budget::{Budget, Load};
 use super::complete::{Search, Step};
+use super::progress::{self, Counts, Stage};
 use super::result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 use super::solution;
 use super::tuning::{Member, Tuning};
@@ -82,6 +83,7 @@ pub(super) fn reserve(board: &Board, limits: &Limits, tuning: &Tuning) -> Option
         ..tuning.as_ref().clone()
     };
     let mut p = Portfolio::new(board, limits, &t);
+    p.stage = Stage::Reserve;
     // A shared set blocks the lines they win by, as it does a late member's
     // with few cells (`Tuning::late_shared_cells`).
     p.groups = Vec::new();
@@ -106,6 +108,10 @@ struct Portfolio<'a> {
     quota: u64,
     /// The members' expansions so far (`Tuning::cap`).
     spent: u64,
+    /// The stage it publishes its counts as (`progress`), and the stage's
+    /// expansions before it (a first-move probe's portfolio).
+    stage: Stage,
+    base: u64,
 }
 
 impl<'a> Portfolio<'a> {
@@ -131,6 +137,8 @@ impl<'a> Portfolio<'a> {
             complete: Search::new(board, tuning.interleaved_order, limits),
             quota: tuning.quota,
             spent: 0,
+            stage: Stage::Portfolio,
+            base: 0,
         }
     }
 
@@ -221,7 +229,9 @@ impl<'a> Portfolio<'a> {
         let turn = m.run(until, room, &self.budget, shared, stall);
         self.spent += m.expansions() - before;
         let own_load = own.map_or(Load::default(), |g| self.groups[g].load());
-        self.budget.note(others + load(&self.members[i]) + own_load);
+        let held = others + load(&self.members[i]) + own_load;
+        self.budget.note(held);
+        self.publish(held);
         match turn {
             Turn::Solved(path) => {
                 // Best-first paths are nearly direct: they are not
@@ -310,8 +320,12 @@ impl<'a> Portfolio<'a> {
             // than growing the set through every size.
             self.complete.reserve((until - done) as usize, room.bytes);
         }
+        let before = self.base + self.member_expansions();
+        self.complete.watch(self.stage, before, held);
         let step = self.complete.resume(until, room, &self.budget);
-        self.budget.note(held + self.complete.load());
+        let all = held + self.complete.load();
+        self.budget.note(all);
+        self.publish(all);
         match step {
             Step::Done(r) => Flow::Done(self.merge(r, self.member_expansions())),
             Step::Paused => Flow::Next,
@@ -358,6 +372,7 @@ impl<'a> Portfolio<'a> {
         if let Some(r) = self.probe(&mut expanded, &mut proved) {
             return r;
         }
+        self.complete.watch(Stage::Complete, 0, Load::default());
         loop {
             if let Step::Done(r) = self
                 .complete
@@ -437,6 +452,7 @@ impl<'a> Portfolio<'a> {
                 tuning.cap = cap.min(probe.cap - spent);
                 let (m, ref b) = firsts[i];
                 let mut p = Portfolio::new(b, &limits, &tuning);
+                p.base = *expanded;
                 let r = p.rounds();
                 // Stopped short of its cap without a verdict (memory, or
                 // members that do not fit): a larger cap would not take it
@@ -496,6 +512,17 @@ impl<'a> Portfolio<'a> {
         r.stats.expanded = expanded;
         r.stats.proof_expanded = proved;
         r
+    }
+
+    /// Publishes the stage's counts (`progress`): its expansions so far and
+    /// what the searches hold, `held`.
+    fn publish(&self, held: Load) {
+        progress::report(self.stage, || Counts {
+            expanded: self.base + self.member_expansions() + self.complete.expansions(),
+            stored: held.stored,
+            bytes: held.bytes,
+            ..Counts::default()
+        });
     }
 
     fn member_expansions(&self) -> u64 {

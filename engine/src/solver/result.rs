@@ -20,7 +20,9 @@ pub struct Limits {
     pub max_seconds: Option<f64>,
     /// Where the prover's spill files go (they have no name there and
     /// vanish with the process). Never changes a verdict, only where the
-    /// disk budget is spent; `None`: the system's temporary directory.
+    /// disk budget is spent; `None`: nowhere, the prover keeps to memory
+    /// whatever `max_disk` says (the Python API passes the system's
+    /// temporary directory unless told otherwise).
     pub spill_dir: Option<PathBuf>,
 }
 
