@@ -432,12 +432,15 @@ def _progress_line(p: SolveProgress) -> str:
     )
 
 
-def _progress_printer(args: argparse.Namespace) -> Callable[[SolveProgress], None] | None:
-    """Progress lines on stderr every `PROGRESS_EVERY` seconds of a long
-    solve: with --verbose, or on a terminal unless --quiet."""
+def _progress_for(args: argparse.Namespace) -> Callable[[SolveProgress], None]:
+    """What `solve` does with a long search's progress every
+    `PROGRESS_EVERY` seconds: a line on stderr with --verbose, or on a
+    terminal unless --quiet; else nothing. Either way the engine solves on a
+    second thread while this one waits, so Ctrl-C ends even an hour-long
+    proof at once (a thread inside the engine would see it only at the end)."""
     if args.verbosity > 0 or (args.verbosity == 0 and sys.stderr.isatty()):
         return lambda p: print(_progress_line(p), file=sys.stderr, flush=True)
-    return None
+    return lambda p: None
 
 
 def _solve_one(args: argparse.Namespace, variant: Variant, limits: Limits) -> int:
@@ -447,7 +450,7 @@ def _solve_one(args: argparse.Namespace, variant: Variant, limits: Limits) -> in
         start if isinstance(start, int) else board,
         variant,
         limits=limits,
-        progress=_progress_printer(args),
+        progress=_progress_for(args),
         progress_every=PROGRESS_EVERY,
     )
     boards = _positions_after(board, result) if args.show else []
@@ -501,7 +504,7 @@ def _solve_min_cells(args: argparse.Namespace, variant: Variant, limits: Limits)
         variant,
         max_cells=max_cells,
         limits=limits,
-        progress=_progress_printer(args),
+        progress=_progress_for(args),
         progress_every=PROGRESS_EVERY,
     )
     results = sorted(answer.results, key=lambda r: r.cells)

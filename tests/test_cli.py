@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -440,6 +441,34 @@ def test_the_console_script() -> None:
         [script, "deal", "617", "--format", "rows"], capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout) == (0, DEAL_617_ROWS)
+
+
+def test_ctrl_c_ends_a_long_proof_at_once() -> None:
+    # 24966 with 1 cell is a proof of hours; interrupted once the solve is
+    # under way, the command exits 130 at once, not when the engine returns:
+    # the engine solves on a second thread. (Its spill files have no name,
+    # so the kill below leaves none behind if it does not.)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analyzer.cli", "solve", "24966", "--cells", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        tasks = Path(f"/proc/{proc.pid}/task")
+        deadline = time.monotonic() + 30
+        while len(list(tasks.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the solve's thread runs
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip().endswith("interrupted") and out == ""
 
 
 # ---------------------------------------------------------------------------
