@@ -380,7 +380,8 @@ def _watched(
 ) -> _T:
     """`call(watch)`, with `progress` called every `every` seconds while it
     runs (the engine solves on another thread, the GIL released). Watching
-    never changes a result."""
+    never changes a result; an exception while waiting (Ctrl-C) stops the
+    engine before it propagates."""
     if progress is None:
         return call(None)
     if not every > 0:
@@ -398,12 +399,19 @@ def _watched(
     start = time.monotonic()
     worker = threading.Thread(target=run, name="freecell-analyzer solve", daemon=True)
     worker.start()
-    while True:
-        worker.join(every)
-        if not worker.is_alive():
-            break
-        stage, cells, expanded, stored, held, disk, layers = watch.snapshot()
-        progress(SolveProgress(time.monotonic() - start, stage, cells, expanded, stored, held, disk, layers))
+    try:
+        while True:
+            worker.join(every)
+            if not worker.is_alive():
+                break
+            stage, cells, expanded, stored, held, disk, layers = watch.snapshot()
+            progress(SolveProgress(time.monotonic() - start, stage, cells, expanded, stored, held, disk, layers))
+    except BaseException:
+        # A Ctrl-C (or the callback's own error): the engine stops at its
+        # next look at the clock, and nothing runs on behind the caller.
+        watch.cancel()
+        worker.join()
+        raise
     if failure:
         raise failure[0]
     return outcome[0]

@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -474,6 +475,21 @@ def test_progress_of_min_cells_names_the_count_searched() -> None:
         (r.cells, r.outcome, r.positions_expanded) for r in plain.results
     ]
     assert seen and {p.cells for p in seen if p.stage is not None} <= {r.cells for r in plain.results}
+
+
+def test_an_error_while_watching_stops_the_engine() -> None:
+    # A proof of hours (24966 with 1 cell), its watcher failing at the first
+    # report (as a Ctrl-C would): the error comes out, and the engine's
+    # thread has ended by then, not running on behind the caller.
+    class Stop(Exception):
+        pass
+
+    def fail(p: analyzer.SolveProgress) -> None:
+        raise Stop(p.stage)
+
+    with pytest.raises(Stop):
+        analyzer.solve(24966, cells=1, progress=fail, progress_every=0.2)
+    assert not [t for t in threading.enumerate() if t.name == "freecell-analyzer solve"]
 
 
 def test_progress_needs_a_positive_interval() -> None:

@@ -413,6 +413,12 @@ impl PyProgress {
         }
     }
 
+    /// Stops the solve: it ends on its time limit at its next look at the
+    /// clock (a Ctrl-C while `analyzer.solve` watches it).
+    fn cancel(&self) {
+        self.inner.cancel();
+    }
+
     /// (stage or None, cells, expanded, stored, bytes, disk, layer).
     #[allow(clippy::type_complexity)]
     fn snapshot(&self) -> (Option<&'static str>, u8, u64, u64, u64, u64, u64) {

@@ -378,9 +378,10 @@ impl<'a> Prover<'a> {
         Ok(())
     }
 
-    /// Whether the time limit has passed. Called every 1,024 expansions
-    /// and between breadth-first levels, it also publishes the proof's
-    /// counts to a watcher, if any (`solver::progress`).
+    /// Whether the time limit has passed, or the watcher has stopped the
+    /// solve (`solver::progress`). Called every 1,024 expansions and
+    /// between breadth-first levels, it also publishes the proof's counts
+    /// to the watcher, if any.
     fn over_time(&self) -> bool {
         progress::report(Stage::Prover, || Counts {
             expanded: self.stats.expanded,
@@ -392,6 +393,7 @@ impl<'a> Prover<'a> {
         self.limits
             .max_seconds
             .is_some_and(|s| self.t0.elapsed().as_secs_f64() > s)
+            || progress::cancelled()
     }
 
     fn run(&mut self, start: &Board) -> ProofOutcome {

@@ -74,11 +74,13 @@ impl Budget {
     }
 
     /// Whether the time limit has passed (searches deterministic only
-    /// without one).
+    /// without one); a solve its watcher stopped (`progress::cancelled`)
+    /// is out of time too.
     pub fn out_of_time(&self) -> bool {
         self.limits
             .max_seconds
             .is_some_and(|s| self.elapsed().as_secs_f64() > s)
+            || super::progress::cancelled()
     }
 
     /// All of the limits, for a search that runs alone.

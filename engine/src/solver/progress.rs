@@ -8,9 +8,12 @@
 //! the clock (every 1,024 expansions or so) and after each turn of the
 //! portfolio. Publishing only stores counters: it never steers a search, so
 //! a watched solve gives the same outcome, solution and counts as any other.
+//!
+//! The watcher may also stop the solve (`Progress::cancel`, a Ctrl-C): its
+//! searches then end as if out of time, at their next look at the clock.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Which search a solve is running.
@@ -77,6 +80,7 @@ pub struct Snapshot {
 /// line can live with.
 #[derive(Debug, Default)]
 pub struct Progress {
+    cancelled: AtomicBool,
     stage: AtomicU8,
     cells: AtomicU8,
     expanded: AtomicU64,
@@ -103,6 +107,12 @@ impl Progress {
                 layer: self.layer.load(Relaxed),
             },
         }
+    }
+
+    /// Asks the solve to stop: it ends on its time limit (`Limit(Time)`)
+    /// at its searches' next look at the clock.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Relaxed);
     }
 
     fn publish(&self, stage: Stage, c: Counts) {
@@ -145,6 +155,17 @@ pub(crate) fn report(stage: Stage, counts: impl FnOnce() -> Counts) {
     });
 }
 
+/// Whether the watcher has asked the solve to stop (`Progress::cancel`);
+/// the searches check it with their time limit.
+#[inline]
+pub(crate) fn cancelled() -> bool {
+    WATCHER.with(|w| {
+        w.borrow()
+            .as_ref()
+            .is_some_and(|p| p.cancelled.load(Relaxed))
+    })
+}
+
 /// Publishes the cells of the game about to be solved, if watched.
 pub(crate) fn report_cells(cells: u8) {
     WATCHER.with(|w| {
@@ -158,7 +179,7 @@ pub(crate) fn report_cells(cells: u8) {
 mod tests {
     use super::*;
     use crate::board::Board;
-    use crate::solver::{solve, Limits, Outcome};
+    use crate::solver::{solve, LimitKind, Limits, Outcome};
     use crate::variant::Variant;
 
     #[test]
@@ -186,6 +207,12 @@ mod tests {
         assert_eq!(s.stage, Some(Stage::Prover));
         assert_eq!(s.cells, 4);
         assert!(s.counts.expanded > 0 && s.counts.layer > 0, "{s:?}");
+        // Cancelled, the same solve ends on its time limit at once.
+        let c = Arc::new(Progress::new());
+        c.cancel();
+        let stopped = watched(&c, || solve(&b, &limits));
+        assert_eq!(stopped.outcome, Outcome::Limit(LimitKind::Time));
+        assert!(stopped.stats.expanded < plain.stats.expanded);
         // Outside `watched` nothing is published.
         let q = Arc::new(Progress::new());
         let _ = watched(&q, || 0);
