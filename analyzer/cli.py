@@ -437,7 +437,8 @@ def _progress_for(args: argparse.Namespace) -> Callable[[SolveProgress], None]:
     `PROGRESS_EVERY` seconds: a line on stderr with --verbose, or on a
     terminal unless --quiet; else nothing. Either way the engine solves on a
     second thread while this one waits, so Ctrl-C ends even an hour-long
-    proof at once (a thread inside the engine would see it only at the end)."""
+    proof at once (a signal reaches Python code only once the engine's call
+    returns to it)."""
     if args.verbosity > 0 or (args.verbosity == 0 and sys.stderr.isatty()):
         return lambda p: print(_progress_line(p), file=sys.stderr, flush=True)
     return lambda p: None
