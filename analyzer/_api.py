@@ -435,19 +435,16 @@ def solve(
     'unsolvable'
     """
     lim = (limits or Limits())._for_engine()
+    n: int | None
     if isinstance(deal_or_board, Board):
+        n = None
         v = _variant(deal_or_board.variant, cells, move_rule)
-        if v != deal_or_board.variant:
-            board = Board(str(deal_or_board), v)
-        else:
-            board = deal_or_board
+        board = Board(str(deal_or_board), v) if v != deal_or_board.variant else deal_or_board
         b = board._b
-        return SolveResult._from_record(
-            None, v, _watched(lambda w: _engine.solve(b, lim, w), progress, progress_every)
-        )
-    n = check_deal_number(deal_or_board)
-    v = _variant(variant, cells, move_rule)
-    b = _engine.deal(n, v)
+    else:
+        n = check_deal_number(deal_or_board)
+        v = _variant(variant, cells, move_rule)
+        b = _engine.deal(n, v)
     return SolveResult._from_record(n, v, _watched(lambda w: _engine.solve(b, lim, w), progress, progress_every))
 
 

@@ -145,34 +145,28 @@ pub fn watched<R>(progress: &Arc<Progress>, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// `f` of this thread's watcher, if the solve is watched.
+#[inline]
+fn with_watcher<R>(f: impl FnOnce(&Progress) -> R) -> Option<R> {
+    WATCHER.with(|w| w.borrow().as_deref().map(f))
+}
+
 /// Publishes the running search's counts, if the solve is watched.
 #[inline]
 pub(crate) fn report(stage: Stage, counts: impl FnOnce() -> Counts) {
-    WATCHER.with(|w| {
-        if let Some(p) = &*w.borrow() {
-            p.publish(stage, counts());
-        }
-    });
+    with_watcher(|p| p.publish(stage, counts()));
 }
 
 /// Whether the watcher has asked the solve to stop (`Progress::cancel`);
 /// the searches check it with their time limit.
 #[inline]
 pub(crate) fn cancelled() -> bool {
-    WATCHER.with(|w| {
-        w.borrow()
-            .as_ref()
-            .is_some_and(|p| p.cancelled.load(Relaxed))
-    })
+    with_watcher(|p| p.cancelled.load(Relaxed)).unwrap_or(false)
 }
 
 /// Publishes the cells of the game about to be solved, if watched.
 pub(crate) fn report_cells(cells: u8) {
-    WATCHER.with(|w| {
-        if let Some(p) = &*w.borrow() {
-            p.cells.store(cells, Relaxed);
-        }
-    });
+    with_watcher(|p| p.cells.store(cells, Relaxed));
 }
 
 #[cfg(test)]
