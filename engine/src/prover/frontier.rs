@@ -19,6 +19,37 @@
 //! Keeping those levels, every position of the layer is expanded exactly
 //! once. Under other empty-column rules a card that leaves the bottom of a
 //! column may never return, the bound fails, and this search is not used.
+//!
+//! # Going on from the depth-first search
+//! A layer comes here when its depth-first search has outgrown memory. The
+//! work it did is kept: its visited set `F` stays in memory, frozen, and the
+//! search goes on from the set `S` of positions it left unexpanded (its
+//! stack's waiting children, the positions it left for later, the entry
+//! positions it never reached, and, if an overflow cut an expansion short
+//! before its exits were written, that position again). A child found in
+//! `F` is dropped: it was expanded, or it is in `S`.
+//! - Every position `x` of the layer not expanded by the depth-first search
+//!   is expanded here. Take a path within the layer from an entry position
+//!   to `x`, and its last position `p` the depth-first search expanded (if
+//!   none, the path's entry position is in `S`). The next one was stored
+//!   when `p` was expanded, so it is in `S` or was expanded (not, as `p` is
+//!   the last); from it on, no position of the path is in `F` but for one
+//!   in `S`, so the path runs in the graph this search walks: positions
+//!   outside `F`, and `S`.
+//! - The last levels are still enough. If `v` is a move away from `u`, both
+//!   searched here, `u` is at most `REVERSE` moves back from `v`, through
+//!   at most one position `w` between them. If `w` is in `F` it is in `S`
+//!   (were it expanded, `u`, its child, would be in `F` and not searched
+//!   here unless in `S`), so `u` is at level 0 or 1; otherwise the way
+//!   back runs in the graph searched, and `d(u) <= d(v) + REVERSE` as
+//!   above. Either way a child of a position at level `L` that is not new
+//!   is in levels `L - REVERSE ..= L`.
+//!
+//! The positions of `S` in `F` were counted as stored when first met, so
+//! the first level counts only the others; each position of the layer is
+//! stored once and expanded once (but one cut short). The breadth-first
+//! search has the memory `F` leaves (at least an eighth: `Prover::
+//! table_room`).
 
 use super::seeds::{unlinked_file, Codec, Log, Origin, NO_ORIGIN};
 use super::{Prover, Step, Stop};
@@ -398,17 +429,118 @@ impl Window<'_> {
 }
 
 impl Prover<'_> {
-    /// Searches layer `layer` from its entry positions (`batch`) breadth
-    /// first (module docs). Exits are written out as in the depth-first
-    /// search; a win is traced back through the entry position it came
-    /// from.
-    pub(super) fn frontier_search(&mut self, layer: u32, batch: &mut Log) -> Step {
+    /// The memory the breadth-first search may take: what the frozen
+    /// visited set leaves.
+    fn bfs_room(&self) -> u64 {
+        self.limits.max_bytes.saturating_sub(self.table.bytes())
+    }
+
+    /// Moves the carried positions to disk once they take an eighth of the
+    /// room.
+    fn carry_spill(&mut self, carried: &mut Log) -> Result<(), Step> {
+        if carried.ram() <= self.bfs_room() / 8 {
+            return Ok(());
+        }
+        let Some(dir) = self.store_dir() else {
+            return Err(Step::Limit(super::ProofLimit::Bytes));
+        };
+        carried
+            .spill(&dir)
+            .map_err(|_| Step::Limit(super::ProofLimit::Disk))?;
+        self.set_bfs_disk(carried.disk())
+    }
+
+    /// Carries an entry record of the layer the depth-first search had not
+    /// reached: unless its position is in the visited set (met already,
+    /// as the depth-first search would skip it), or it is a deferred one
+    /// (stored, never expanded).
+    pub(super) fn carry_record(&mut self, rec: &[u8], carried: &mut Log) -> Result<(), Step> {
+        let (b, origin) = self.codec.decode(rec);
+        if origin.split_deferred().1 || !self.table.contains(b.fingerprint()) {
+            carried.append(rec);
+            self.carry_spill(carried)?;
+        }
+        Ok(())
+    }
+
+    /// Carries the positions on the depth-first search's stack that are
+    /// not expanded: every frame's waiting children (stored, or for the
+    /// top frame after an overflow while storing them, not yet stored),
+    /// and the top position itself if its exits were not all written
+    /// (`Prover::partial`; it is expanded again). The stack is emptied.
+    pub(super) fn carry_stack(&mut self, carried: &mut Log) -> Result<(), Step> {
+        let origin = self.root_origin;
+        let mut rec = Vec::new();
+        let partial = std::mem::take(&mut self.partial);
+        for i in (0..self.frames.len()).rev() {
+            let f = &self.frames[i];
+            let (mv, mark, start, next) = (f.mv, f.mark, f.start as usize, f.next as usize);
+            if partial && i + 1 == self.frames.len() {
+                rec.clear();
+                self.codec.encode(&self.b, origin, &mut rec);
+                carried.append(&rec[1..]);
+            }
+            for k in start..next {
+                let m = self.children[k];
+                self.b.apply(m);
+                rec.clear();
+                self.codec.encode(&self.b, origin, &mut rec);
+                carried.append(&rec[1..]);
+                self.b.undo(m);
+                self.b.restore_dirty(mark);
+                self.carry_spill(carried)?;
+            }
+            if let Some(m) = mv {
+                self.b.undo(m);
+                self.b.settle();
+            }
+        }
+        self.frames.clear();
+        self.children.clear();
+        Ok(())
+    }
+
+    /// Searches layer `layer` on breadth-first from the positions its
+    /// depth-first search left (`carried`, with the deferred ones still
+    /// waiting), its visited set frozen as a filter (module docs).
+    pub(super) fn frontier_from(&mut self, layer: u32, carried: &mut Log) -> Step {
+        if let Some(mut d) = self.store.take(layer) {
+            let mut failed = None;
+            let io = d.for_each(|rec| {
+                carried.append(rec);
+                self.carry_spill(carried)
+                    .map_err(|s| failed = Some(s))
+                    .is_ok()
+            });
+            self.store.release(d);
+            if let Some(s) = failed {
+                return s;
+            }
+            if io.is_err() {
+                return Step::Limit(super::ProofLimit::Disk);
+            }
+        }
+        self.frozen = true;
+        self.batch_bytes = carried.ram();
+        let step = self.frontier_search(layer, carried);
+        self.batch_bytes = 0;
+        self.frozen = false;
+        step
+    }
+
+    /// Searches layer `layer` breadth first (module docs) from `batch`:
+    /// the positions its depth-first search left, each stored in the
+    /// visited set or new. Exits are written out as in the depth-first
+    /// search; a win is traced back through the position of `batch` it
+    /// came from.
+    fn frontier_search(&mut self, layer: u32, batch: &mut Log) -> Step {
         self.frames.clear();
         self.children.clear();
         self.incoming = None;
         let dir = self.store_dir();
+        let room = self.bfs_room();
         // A sorted chunk, doubling as it grows, stays within a quarter.
-        let chunk = (self.limits.max_bytes / 8).max(1 << 14) as usize;
+        let chunk = (room / 8).max(1 << 14) as usize;
         // Level 0: the entry positions as they were written, each its own
         // record; each distinct one is kept as a root when it comes out of
         // the sort (and given it as its origin) so a win can be traced back.
@@ -436,8 +568,11 @@ impl Prover<'_> {
         let mut levels: Vec<Level> = Vec::new();
         // Four levels at most are held at once (three and the one being
         // built), each with up to a sixteenth of the memory in memory.
-        let level_cap = (self.limits.max_bytes / 16) as usize;
-        let mut layer_len = 0u64;
+        let level_cap = (room / 16) as usize;
+        // The layer's positions: those stored depth-first, then each level's
+        // new ones (the first level's carried positions are stored already
+        // but for the depth-first search's new children).
+        let mut layer_len = self.table.len();
         // The records the sorter's references point into: the entry
         // positions, then each level in turn.
         let mut parents: Option<Log> = None;
@@ -445,6 +580,8 @@ impl Prover<'_> {
             // The next level: the candidates less the last levels.
             let mut fps = Level::default();
             let mut refs = RefSort::new(chunk);
+            let first = parents.is_none();
+            let mut stored_before = 0u64;
             {
                 let readers: io::Result<Vec<LevelReader>> =
                     levels.iter_mut().map(|l| l.reader()).collect();
@@ -456,6 +593,7 @@ impl Prover<'_> {
                     sorter.start(dir.as_deref())?;
                     while let Some((fp, r)) = sorter.next()? {
                         if !w.contains(fp)? {
+                            stored_before += (first && self.table.contains(fp)) as u64;
                             fps.push(fp, level_cap, dir.as_deref())?;
                             refs.push(r);
                             if refs.full() {
@@ -506,8 +644,8 @@ impl Prover<'_> {
             if fps.len == 0 {
                 return Step::Done;
             }
-            self.stats.stored += fps.len;
-            layer_len += fps.len;
+            self.stats.stored += fps.len - stored_before;
+            layer_len += fps.len - stored_before;
             self.stats.max_layer = self.stats.max_layer.max(layer_len);
             if self.stats.stored > self.limits.max_positions {
                 return Step::Limit(super::ProofLimit::Positions);
@@ -620,7 +758,7 @@ impl Prover<'_> {
                 }
             }
             index += 1;
-            if out.ram() > self.limits.max_bytes / 8 {
+            if out.ram() > self.bfs_room() / 8 {
                 // The level's positions wait on disk while it is expanded.
                 let Some(d) = dir else {
                     failed = Some(io::Error::other("no spill directory"));
@@ -697,7 +835,9 @@ impl Prover<'_> {
             if !self.is_exit(m) {
                 self.b.apply(m);
                 let fp = self.b.fingerprint();
-                if !levels.iter().rev().any(|l| l.contains(fp)) {
+                // The visited set last: most moves lead back into the
+                // last levels, and its lookups miss the cache.
+                if !levels.iter().rev().any(|l| l.contains(fp)) && !self.table.contains(fp) {
                     sorter.push((fp, child_ref(index, j)));
                 }
                 self.b.undo(m);

@@ -18,7 +18,9 @@
 //! (`seeds::Store`), and once a layer is done none of its positions can be
 //! met again, so its visited set is emptied. Memory holds one layer's
 //! visited set, the search stack, and the waiting positions, which go to
-//! disk when memory runs short. Under the standard rules every move within
+//! disk when memory runs short. A layer whose visited set outgrows memory
+//! goes on breadth-first from where its depth-first search stopped, with
+//! the set kept as a filter and the new positions on disk (`frontier`). Under the standard rules every move within
 //! a layer can be taken back (a card returns onto the card it left, to the
 //! cell it left, or into the column it emptied), so a layer falls into
 //! groups of positions that reach each other; the search does not rely on
@@ -52,7 +54,7 @@ pub mod table;
 
 use crate::board::{Board, DirtyMark, Loc, Move};
 use crate::solver::progress::{self, Counts, Stage};
-use seeds::{Codec, Origin, Store, StoreError, NO_ORIGIN};
+use seeds::{Codec, Log, Origin, Store, StoreError, NO_ORIGIN};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use table::FpTable;
@@ -219,8 +221,8 @@ enum Step {
     /// (Find mode) the target; the moves from the root.
     Found(Vec<Move>),
     Limit(ProofLimit),
-    /// The layer's visited set outgrew its share of memory: search the
-    /// layer again breadth-first (`frontier`).
+    /// The layer's visited set outgrew its share of memory: the layer goes
+    /// on breadth-first from where the search stopped (`frontier`).
     Overflow,
 }
 
@@ -263,10 +265,18 @@ struct Prover<'a> {
     bfs_disk: u64,
     bfs_frontier_disk: u64,
     /// Whether a layer whose visited set outgrows its room
-    /// (`table_room`) is searched again breadth-first, and a cap on that
-    /// room (tests).
+    /// (`table_room`) goes on breadth-first, and a cap on that room
+    /// (tests).
     frontier: bool,
     table_share: u64,
+    /// While a layer is searched breadth-first on from where its
+    /// depth-first search overflowed: the visited set is kept, frozen, as
+    /// a filter (`frontier`), so running out of memory is a limit, not
+    /// another overflow.
+    frozen: bool,
+    /// The position on top of the stack had its expansion cut short by an
+    /// overflow before all its exits were written: it is expanded again.
+    partial: bool,
     /// `MAX_DEPTH` (smaller in tests).
     max_depth: usize,
     /// The position the current search started from (its root, or a level
@@ -274,6 +284,8 @@ struct Prover<'a> {
     /// read from, and its fingerprint: where a win is traced back from.
     start_origin: Origin,
     start_fp: u128,
+    /// The origin of the positions the current depth-first search reaches.
+    root_origin: Origin,
     stats: ProofStats,
     t0: Instant,
 }
@@ -307,9 +319,12 @@ impl<'a> Prover<'a> {
                 && limits.spill_dir.is_some()
                 && frontier::supported(board),
             table_share: u64::MAX,
+            frozen: false,
+            partial: false,
             max_depth: MAX_DEPTH,
             start_origin: NO_ORIGIN,
             start_fp: 0,
+            root_origin: NO_ORIGIN,
             stats: ProofStats::default(),
             t0: Instant::now(),
         }
@@ -342,13 +357,14 @@ impl<'a> Prover<'a> {
 
     /// `fit` while exploring a layer (writing exits and waiting positions
     /// out): memory that runs out in its depth-first search while the layer
-    /// may be searched breadth-first is an overflow (the visited set goes,
-    /// and with it most of the memory), not the end of the proof. The
-    /// breadth-first search keeps no visited set: there it is a limit.
+    /// may go on breadth-first is an overflow (the stack goes, and the
+    /// breadth-first search needs only a part of what the visited set
+    /// leaves), not the end of the proof. In the breadth-first search,
+    /// whose visited set is frozen, it is a limit.
     fn fit_layer(&mut self, extra: u64) -> Result<(), Step> {
         match self.fit(extra) {
             Ok(()) => Ok(()),
-            Err(ProofLimit::Bytes) if self.frontier && !self.table.is_empty() => {
+            Err(ProofLimit::Bytes) if self.frontier && !self.frozen && !self.table.is_empty() => {
                 Err(Step::Overflow)
             }
             Err(l) => Err(Step::Limit(l)),
@@ -425,38 +441,49 @@ impl<'a> Prover<'a> {
             }
             self.batch_bytes = batch.ram();
             let mut result = None;
-            let io = batch.for_each(|rec| match self.search_record(layer, rec) {
-                Step::Done => true,
-                other => {
-                    result = Some(other);
-                    false
-                }
+            // Once the layer's visited set has outgrown its memory: the
+            // positions the layer is searched on from breadth-first.
+            let mut carried: Option<Log> = None;
+            let io = batch.for_each(|rec| {
+                let r = match carried.as_mut() {
+                    Some(c) => self.carry_record(rec, c),
+                    None => match self.search_record(layer, rec) {
+                        Step::Done => Ok(()),
+                        Step::Overflow => {
+                            let c = carried.insert(Log::default());
+                            // A search that never stored its root leaves it
+                            // to be carried as the records after it are.
+                            if self.frames.is_empty() {
+                                self.carry_record(rec, c)
+                            } else {
+                                self.carry_stack(c)
+                            }
+                        }
+                        other => Err(other),
+                    },
+                };
+                r.map_err(|s| result = Some(s)).is_ok()
             });
             if io.is_err() {
                 return ProofOutcome::Limit(ProofLimit::Disk);
             }
-            if matches!(result, Some(Step::Overflow)) {
-                // Too large for memory: the layer again, from its entry
-                // positions, breadth first; what the depth-first search
-                // wrote out for later layers stays (the repeats are met
-                // there as stored), what it left for later in this one goes.
-                // Its positions are counted again as the breadth-first
-                // search stores them. Its memory goes too, the smallest
-                // segments' included (`clear` keeps those).
-                self.stats.stored -= self.table.len();
-                self.table = FpTable::new();
+            self.batch_bytes = 0;
+            self.store.release(batch);
+            if let Some(mut c) = carried {
+                // Too large for memory: the layer goes on breadth-first from
+                // where the depth-first search left it (`frontier`), its
+                // visited set kept as a filter; the stack's memory goes.
                 self.frames = Vec::new();
                 self.children = Vec::new();
-                self.store.discard(layer);
-                self.stats.frontier_layers += 1;
-                result = Some(self.frontier_search(layer, &mut batch.0));
+                if result.is_none() {
+                    self.stats.frontier_layers += 1;
+                    result = Some(self.frontier_from(layer, &mut c));
+                }
                 self.bfs_ram = 0;
                 self.bfs_ram_sorter = 0;
                 self.bfs_disk = 0;
                 self.store.set_other_disk(0);
             }
-            self.batch_bytes = 0;
-            self.store.release(batch);
             self.stats.max_layer = self.stats.max_layer.max(self.table.len());
             match result {
                 None | Some(Step::Done) => {}
@@ -464,7 +491,7 @@ impl<'a> Prover<'a> {
                 Some(Step::Won(path)) => return self.trace_back(path),
                 Some(Step::Found(_)) => unreachable!("explore mode finds no target"),
                 Some(Step::Overflow) => {
-                    unreachable!("the breadth-first search keeps no visited set")
+                    unreachable!("the breadth-first search grows no visited set")
                 }
             }
         }
@@ -490,6 +517,7 @@ impl<'a> Prover<'a> {
             layer: layer as u8,
             root,
         };
+        self.root_origin = origin;
         self.search(b, Mode::Explore { origin }, deferred)
     }
 
@@ -555,12 +583,13 @@ impl<'a> Prover<'a> {
         }
     }
 
-    /// The most memory a layer's visited set may take before the layer is
-    /// searched breadth-first: all but the batch being searched and an
+    /// The most memory a layer's visited set may take before the layer
+    /// goes on breadth-first: all but the batch being searched and an
     /// eighth. The eighth is what the rest of a depth-first search needs
     /// in memory (the stack, and the logs of waiting positions and roots,
-    /// which `fit` spills to disk to make room); a batch larger than an
-    /// eighth waits on disk, so the set always has at least three quarters.
+    /// which `fit` spills to disk to make room), and then the breadth-first
+    /// search with the set frozen; a batch larger than an eighth waits on
+    /// disk, so the set always has at least three quarters.
     /// A layer searched breadth-first costs far more than one that fits
     /// (1968 with 1 cell in 400 MB: 141 s with one such layer when the set
     /// had half the memory, 94 s with none this way; docs/solver-log.md).
@@ -651,6 +680,12 @@ impl<'a> Prover<'a> {
             if let Err(step) = self.exit(m, mark, mode) {
                 self.moves = moves;
                 self.within.clear();
+                if matches!(step, Step::Overflow) {
+                    // Some exits are not written yet: the position goes on
+                    // the stack to be expanded again (`carry_stack`).
+                    self.partial = true;
+                    self.push_frame(mv, mark, start, runs);
+                }
                 return Some(step);
             }
         }
@@ -666,12 +701,31 @@ impl<'a> Prover<'a> {
                 Ok(true) => self.children.push(m),
                 Ok(false) => {}
                 Err(s) => {
+                    if matches!(s, Stop::Overflow) {
+                        // Its exits are written: the position goes on the
+                        // stack with every child not stored yet among its
+                        // waiting children (`carry_stack`), this one first
+                        // (`store_position` found it new).
+                        for (j, &(m, fp)) in self.within.iter().enumerate().skip(i) {
+                            if j == i || !self.table.contains(fp) {
+                                self.children.push(m);
+                            }
+                        }
+                        self.push_frame(mv, mark, start, runs);
+                    }
                     self.within.clear();
                     return Some(s.into());
                 }
             }
         }
         self.within.clear();
+        self.push_frame(mv, mark, start, runs);
+        None
+    }
+
+    /// Puts the position just expanded on the stack, its waiting children
+    /// `children[start..]`.
+    fn push_frame(&mut self, mv: Option<Move>, mark: DirtyMark, start: usize, runs: u64) {
         let next = self.children.len();
         self.stats.max_depth = self.stats.max_depth.max(self.frames.len() as u64 + 1);
         self.incoming = None;
@@ -682,7 +736,6 @@ impl<'a> Prover<'a> {
             next: next as u32,
             runs,
         });
-        None
     }
 
     /// Whether `m` leaves the layer: it sends a card home, uncovers one that
@@ -954,9 +1007,12 @@ mod tests {
     }
 
     /// With too little memory for its largest layers the prover spills
-    /// what waits to disk and searches those layers breadth-first; with a
-    /// shallow stack it leaves deep positions for later. Either way it
-    /// proves the same and stores the same positions.
+    /// what waits to disk and searches those layers on breadth-first; with
+    /// a shallow stack it leaves deep positions for later. Either way it
+    /// proves the same and stores the same positions, and expands each
+    /// once: a layer's breadth-first search goes on from where its
+    /// depth-first search stopped (at most one position, whose expansion
+    /// the overflow cut short, is expanded again).
     #[test]
     fn little_memory_or_a_shallow_stack_gives_the_same_proof() {
         let dir = spill_dir("little-memory");
@@ -970,16 +1026,29 @@ mod tests {
             // that it runs out beside the visited set too (the layer then
             // goes breadth-first); then also a visited set of at most 4 KiB
             // (layers past ~300 positions breadth-first).
-            for (max_bytes, share) in [(400_000, u64::MAX), (100_000, u64::MAX), (400_000, 4096)] {
+            // And a shallow stack with it (positions left for later are
+            // carried into the breadth-first search).
+            for (max_bytes, share, depth) in [
+                (400_000, u64::MAX, MAX_DEPTH),
+                (100_000, u64::MAX, MAX_DEPTH),
+                (400_000, 4096, MAX_DEPTH),
+                (400_000, 4096, 8),
+            ] {
                 let small = ProofLimits {
                     max_bytes,
                     max_disk: 1 << 30,
                     spill_dir: Some(dir.clone()),
                     ..ProofLimits::default()
                 };
-                let p = prove_with(&b, &small, MAX_DEPTH, share);
+                let p = prove_with(&b, &small, depth, share);
                 assert_eq!(p.outcome, ProofOutcome::Unsolvable, "{deal} {max_bytes}");
                 assert_eq!(p.stats.stored, whole.stats.stored, "{deal}");
+                assert_eq!(whole.stats.expanded, whole.stats.stored);
+                let again = p.stats.expanded - whole.stats.expanded;
+                assert!(
+                    again <= p.stats.frontier_layers as u64,
+                    "{deal} {max_bytes} {share} {depth}: {again} expanded again"
+                );
                 assert!(p.stats.peak_bytes <= small.max_bytes);
                 spilled |= p.stats.peak_disk > 0;
                 frontier |= p.stats.frontier_layers > 0;
