@@ -148,10 +148,14 @@ fn read_item<T: Item>(r: &mut impl Read) -> io::Result<Option<T>> {
 /// Items sorted, and deduplicated (`Item::same`), in memory up to `chunk`
 /// bytes at a time (`full`, then `flush`), each sorted chunk written to an
 /// unnamed file; `start` ends the pushing and `next` reads them back
-/// merged, in order.
+/// merged, in order, through buffers that share `chunk` bytes.
 struct ExtSort<T: Item> {
     mem: Vec<T>,
+    /// The sorted runs written, and their lengths in bytes.
+    files: Vec<(File, u64)>,
+    /// Once started: the runs read back, each through `buf` bytes.
     runs: Vec<BufReader<std::io::Take<File>>>,
+    buf: usize,
     heads: BinaryHeap<std::cmp::Reverse<(T, usize)>>,
     chunk: usize,
     /// Bytes written to the runs.
@@ -172,7 +176,9 @@ impl<T: Item> ExtSort<T> {
     fn new(chunk: usize) -> Self {
         ExtSort {
             mem: Vec::new(),
+            files: Vec::new(),
             runs: Vec::new(),
+            buf: 0,
             heads: BinaryHeap::new(),
             chunk,
             disk: 0,
@@ -182,7 +188,7 @@ impl<T: Item> ExtSort<T> {
     }
 
     fn ram(&self) -> u64 {
-        (self.mem.capacity() * std::mem::size_of::<T>()) as u64
+        (self.mem.capacity() * std::mem::size_of::<T>() + self.runs.len() * self.buf) as u64
     }
 
     fn push(&mut self, x: T) {
@@ -207,9 +213,8 @@ impl<T: Item> ExtSort<T> {
             x.put(&mut w)?;
         }
         let n = (self.mem.len() * T::BYTES) as u64;
-        let mut f = w.into_inner().map_err(|e| e.into_error())?;
-        f.seek(SeekFrom::Start(0))?;
-        self.runs.push(BufReader::with_capacity(1 << 18, f.take(n)));
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        self.files.push((f, n));
         self.disk += n;
         self.mem = Vec::new();
         Ok(())
@@ -217,12 +222,21 @@ impl<T: Item> ExtSort<T> {
 
     /// Ends the pushing: what follows is read back in order with `next`.
     fn start(&mut self, dir: Option<&Path>) -> io::Result<()> {
-        if self.runs.is_empty() {
+        if self.files.is_empty() {
             self.sort_dedup();
             return Ok(());
         }
         if !self.mem.is_empty() {
             self.flush(dir.expect("runs on disk have a directory"))?;
+        }
+        // The runs' buffers share a chunk (1968 with 1 cell in 100 MB
+        // merged up to hundreds of runs; at 256 KiB each they took more
+        // memory than the budget and were not counted).
+        self.buf = (self.chunk / self.files.len()).clamp(1 << 12, 1 << 18);
+        for (mut f, n) in self.files.drain(..) {
+            f.seek(SeekFrom::Start(0))?;
+            self.runs
+                .push(BufReader::with_capacity(self.buf, f.take(n)));
         }
         for i in 0..self.runs.len() {
             if let Some(x) = read_item(&mut self.runs[i])? {
@@ -905,7 +919,7 @@ mod tests {
                     s.flush(&d).unwrap();
                 }
             }
-            assert_eq!(s.runs.is_empty(), chunk > 1 << 20);
+            assert_eq!(s.files.is_empty(), chunk > 1 << 20);
             let mut got = Vec::new();
             s.start(Some(&d)).unwrap();
             while let Some((fp, r)) = s.next().unwrap() {
@@ -932,7 +946,7 @@ mod tests {
                     r.flush(&d).unwrap();
                 }
             }
-            assert_eq!(r.runs.is_empty(), chunk > 1 << 20);
+            assert_eq!(r.files.is_empty(), chunk > 1 << 20);
             r.start(Some(&d)).unwrap();
             let mut got = Vec::new();
             while let Some(x) = r.next().unwrap() {
