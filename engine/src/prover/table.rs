@@ -23,9 +23,12 @@
 //! Each segment is an open-addressing table with Robin Hood probing (an
 //! entry is never farther from its first slot than the entry it would
 //! displace), which keeps probes short at high load: a lookup stops at the
-//! first entry closer to its own first slot than the key would be. A segment
-//! grows by a fifth when it passes 9/10 full (to 3/4), moving only its own
-//! entries, so growing never needs twice the table's memory.
+//! first entry closer to its own first slot than the key would be. Entries
+//! are kept in the order of their top bits from the start of each run of
+//! full slots, so an insert shifts the run's tail by one slot, and a segment
+//! that grows places its entries in one pass, in order. A segment grows by
+//! a fifth when it passes 9/10 full (to 3/4), moving only its own entries,
+//! so growing never needs twice the table's memory.
 
 /// Segments: the fingerprint's top 8 bits.
 const SEGMENT_BITS: u32 = 8;
@@ -113,13 +116,21 @@ impl Segment {
 
     /// Inserts `k` (not zero); false if it is there. The segment must have
     /// room for one more.
+    ///
+    /// Entries stay in the order of their first slot, and of their top 24
+    /// bits among those with the same first slot (so, since the first slot
+    /// grows with those bits, in the order of the top 24 bits from the
+    /// start of each run of full slots, which `resize` relies on): `k`
+    /// goes before the first entry later in that order, which moves one
+    /// slot on with the entries after it up to the next empty slot (each
+    /// then one farther from its first slot, as Robin Hood allows: none is
+    /// passed by an entry nearer its own).
     #[inline]
-    fn insert(&mut self, mut k: [u32; 3]) -> bool {
+    fn insert(&mut self, k: [u32; 3]) -> bool {
         let n = self.slots();
         debug_assert!(self.len < n);
         let mut i = Self::home(k[2], n);
         let mut d = 0;
-        let mut carrying = false;
         loop {
             let e = self.get(i);
             if e == [0; 3] {
@@ -127,17 +138,12 @@ impl Segment {
                 self.len += 1;
                 return true;
             }
-            if !carrying && e == k {
+            if e == k {
                 return false;
             }
             let de = self.displacement(i, e);
-            if de < d {
-                // Robin Hood: the key takes the slot of an entry nearer its
-                // own first slot, which moves on.
-                self.set(i, k);
-                k = e;
-                d = de;
-                carrying = true;
+            if de < d || (de == d && e[2] >> 8 > k[2] >> 8) {
+                break;
             }
             i += 1;
             if i == n {
@@ -145,19 +151,87 @@ impl Segment {
             }
             d += 1;
         }
-    }
-
-    /// Moves every entry into a segment of `slots` slots.
-    fn resize(&mut self, slots: usize) {
-        let old = std::mem::take(&mut self.words);
-        self.words = vec![0; 3 * slots];
-        self.len = 0;
-        for e in old.chunks_exact(3) {
-            let k = [e[0], e[1], e[2]];
-            if k != [0; 3] {
-                self.insert(k);
+        // The entries from `i` to the next empty slot move one slot on.
+        let mut j = i;
+        loop {
+            j += 1;
+            if j == n {
+                j = 0;
+            }
+            if self.get(j) == [0; 3] {
+                break;
             }
         }
+        if j > i {
+            self.words.copy_within(3 * i..3 * j, 3 * i + 3);
+        } else {
+            self.words.copy_within(0..3 * j, 3);
+            let last = self.get(n - 1);
+            self.set(0, last);
+            self.words.copy_within(3 * i..3 * (n - 1), 3 * i + 3);
+        }
+        self.set(i, k);
+        self.len += 1;
+        true
+    }
+
+    /// Moves every entry into a segment of `slots` slots (more than it
+    /// holds). Read from just after an empty slot, the entries come in the
+    /// order of their top 24 bits (`insert`), the order of their first
+    /// slots in the new segment too, with those read after the old
+    /// segment's end one turn later: each goes to its first slot or the
+    /// slot after the one before, whichever is later. Should that reach
+    /// the first entry placed again (a run of full slots around the whole
+    /// segment's end), the rest are inserted one by one.
+    fn resize(&mut self, slots: usize) {
+        let old = std::mem::take(&mut self.words);
+        let n_old = old.len() / 3;
+        let len = self.len;
+        self.words = vec![0; 3 * slots];
+        self.len = 0;
+        if len == 0 {
+            return;
+        }
+        let empty = |i: usize| old[3 * i..3 * i + 3] == [0; 3];
+        let start = (0..n_old)
+            .find(|&i| empty(i))
+            .expect("a segment is never full");
+        let mut first = None;
+        let mut prev = 0usize;
+        let mut one_by_one = false;
+        for t in 1..=n_old {
+            let i = (start + t) % n_old;
+            if empty(i) {
+                continue;
+            }
+            let k = [old[3 * i], old[3 * i + 1], old[3 * i + 2]];
+            if one_by_one {
+                self.insert(k);
+                continue;
+            }
+            // The entries read after the old end whose first slot was
+            // before `start`: one turn later.
+            let turn = if Self::home(k[2], n_old) <= start {
+                slots
+            } else {
+                0
+            };
+            let v = Self::home(k[2], slots) + turn;
+            let p = match first {
+                None => v,
+                Some(_) => v.max(prev + 1),
+            };
+            let f = *first.get_or_insert(p);
+            if p >= f + slots {
+                one_by_one = true;
+                self.insert(k);
+                continue;
+            }
+            self.set(p % slots, k);
+            self.len += 1;
+            prev = p;
+        }
+        debug_assert_eq!(self.len, len);
     }
 }
 
@@ -362,6 +436,56 @@ mod tests {
             assert!(!t.contains(fp(i)));
         }
         assert_eq!(t.len(), 200_000);
+    }
+
+    /// Every entry is in the order `insert` keeps (its first slot, then its
+    /// top bits) and reachable from its first slot through full slots.
+    fn ordered(seg: &Segment) -> bool {
+        let n = seg.slots();
+        (0..n).all(|i| {
+            let (e, f) = (seg.get(i), seg.get((i + 1) % n));
+            if e == [0; 3] || f == [0; 3] {
+                return true;
+            }
+            let (de, df) = (seg.displacement(i, e), seg.displacement((i + 1) % n, f));
+            let full = (1..=de).all(|b| seg.get((i + n - b) % n) != [0; 3]);
+            full && (df < de + 1 || (df == de + 1 && f[2] >> 8 >= e[2] >> 8))
+        })
+    }
+
+    /// One segment, grown through many sizes by `resize` with runs of full
+    /// slots around its end (keys crowded there and at the start), holds
+    /// exactly what was inserted, in order.
+    #[test]
+    fn a_segment_grown_and_wrapped_holds_exactly_its_keys() {
+        let mut seg = Segment::default();
+        let mut all = std::collections::HashSet::new();
+        for i in 0..40_000u64 {
+            let f = fp(i);
+            // An eighth of the keys in the last or first 1/64 of the slots.
+            let top = match i % 16 {
+                0 => (f >> 96) as u32 | 0xFC00_0000,
+                1 => (f >> 96) as u32 & 0x03FF_FFFF,
+                _ => (f >> 96) as u32,
+            };
+            let k = [f as u32 | 1, (f >> 32) as u32, top];
+            if (seg.len + 1) * 10 > seg.slots() * 9 {
+                let n = seg.slots();
+                seg.resize((n + n / 5).max(MIN_SLOTS).max(n + 1));
+                assert!(ordered(&seg), "after resize at {i}");
+            }
+            assert_eq!(seg.insert(k), all.insert(k), "{i}");
+        }
+        assert!(ordered(&seg));
+        assert_eq!(seg.len, all.len());
+        for k in &all {
+            assert!(seg.contains(*k));
+        }
+        for i in 40_000..60_000u64 {
+            let f = fp(i);
+            let k = [f as u32 | 1, (f >> 32) as u32, (f >> 96) as u32];
+            assert_eq!(seg.contains(k), all.contains(&k));
+        }
     }
 
     #[test]
