@@ -728,6 +728,7 @@ impl Prover<'_> {
         let mut moves = std::mem::take(&mut self.moves);
         let mut parent_origin = NO_ORIGIN;
         let mut failed = None;
+        let mut failed_limit = None;
         let io = parents.for_each(|rec| {
             let mut decoded = false;
             while let Some(r) = next.filter(|r| r >> REF_MOVE_BITS == index) {
@@ -743,6 +744,14 @@ impl Prover<'_> {
                     };
                     Codec::set_origin(&mut rec_out, origin);
                     out.append(&rec_out);
+                    // The roots kept take memory (22 bytes each; a layer
+                    // carried on from its depth-first search can start from
+                    // hundreds of millions of positions): the store spills
+                    // them as it must.
+                    if let Err(l) = self.fit(0) {
+                        failed_limit = Some(l);
+                        return false;
+                    }
                 } else {
                     if !decoded {
                         let (b, origin) = self.codec.decode(rec);
@@ -786,6 +795,9 @@ impl Prover<'_> {
             true
         });
         self.moves = moves;
+        if let Some(l) = failed_limit {
+            return Err(Step::Limit(l));
+        }
         if failed.is_some() || io.is_err() {
             return Err(Step::Limit(super::ProofLimit::Disk));
         }
