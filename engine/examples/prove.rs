@@ -5,13 +5,46 @@
 //! ```text
 //! cargo run --release --example prove -- START END [--deals N,N,...]
 //!     [--cells K] [--variant V] [--max-bytes B] [--max-disk B]
-//!     [--spill DIR] [--max-seconds S] [--check]
+//!     [--spill DIR] [--max-seconds S] [--check] [--progress S]
 //! ```
-//! `--deals` replaces START..=END; `--check` replays every solution found.
+//! `--deals` replaces START..=END; `--check` replays every solution found;
+//! `--progress S` prints the proof's counts on stderr every S seconds.
 use engine::prover::{prove, ProofLimits, ProofOutcome};
+use engine::solver::progress::{self, Progress};
 use engine::{Board, Variant};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// Proves `b`, printing the counts it publishes every `every` seconds.
+fn prove_watched(b: &Board, limits: &ProofLimits, every: f64) -> engine::prover::Proof {
+    let watch = Arc::new(Progress::new());
+    let (done, wait) = mpsc::channel::<()>();
+    let w = Arc::clone(&watch);
+    let t0 = Instant::now();
+    let printer = std::thread::spawn(move || {
+        while wait
+            .recv_timeout(Duration::from_secs_f64(every))
+            .is_err_and(|e| e == mpsc::RecvTimeoutError::Timeout)
+        {
+            let c = w.snapshot().counts;
+            eprintln!(
+                "{:.0} s: layer {}, {} expanded, {} stored, {:.2} GB memory, {:.2} GB disk",
+                t0.elapsed().as_secs_f64(),
+                c.layer,
+                c.expanded,
+                c.stored,
+                c.bytes as f64 / 1e9,
+                c.disk as f64 / 1e9
+            );
+        }
+    });
+    let p = progress::watched(&watch, || prove(b, limits));
+    drop(done);
+    printer.join().expect("the progress printer");
+    p
+}
 
 fn parse<T: std::str::FromStr>(name: &str, v: Option<&String>) -> Result<T, String> {
     let v = v.ok_or_else(|| format!("{name} needs a value"))?;
@@ -24,6 +57,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut variant = Variant::default();
     let mut limits = ProofLimits::default();
     let mut check = false;
+    let mut every = None;
     let mut positional = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -54,6 +88,7 @@ fn run(args: &[String]) -> Result<(), String> {
             "--max-disk" => limits.max_disk = parse(a, v)?,
             "--max-seconds" => limits.max_seconds = Some(parse(a, v)?),
             "--spill" => limits.spill_dir = Some(PathBuf::from(parse::<String>(a, v)?)),
+            "--progress" => every = Some(parse::<f64>(a, v)?).filter(|s| *s > 0.0),
             _ => return Err(format!("unknown option {a}")),
         }
     }
@@ -71,7 +106,10 @@ fn run(args: &[String]) -> Result<(), String> {
     );
     for n in deals {
         let b = Board::deal(n, variant).map_err(|e| e.to_string())?;
-        let p = prove(&b, &limits);
+        let p = match every {
+            Some(s) => prove_watched(&b, &limits, s),
+            None => prove(&b, &limits),
+        };
         let s = &p.stats;
         let outcome = match &p.outcome {
             ProofOutcome::Unsolvable => "unsolvable".to_string(),
