@@ -20,11 +20,11 @@
 //! visited set, the search stack, and the waiting positions, which go to
 //! disk when memory runs short. A layer whose visited set outgrows memory
 //! goes on breadth-first from where its depth-first search stopped, with
-//! the set kept as a filter and the new positions on disk (`frontier`). Under the standard rules every move within
-//! a layer can be taken back (a card returns onto the card it left, to the
-//! cell it left, or into the column it emptied), so a layer falls into
-//! groups of positions that reach each other; the search does not rely on
-//! it.
+//! the set kept as a filter and the new positions on disk (`frontier`).
+//! Under the standard rules every move within a layer can be taken back (a
+//! card returns onto the card it left, to the cell it left, or into the
+//! column it emptied), so a layer falls into groups of positions that
+//! reach each other; the depth-first search does not rely on it.
 //!
 //! # Soundness
 //! The moves are the complete search's (`Board::gen_moves_with_runs`: every
@@ -704,10 +704,9 @@ impl<'a> Prover<'a> {
                     if matches!(s, Stop::Overflow) {
                         // Its exits are written: the position goes on the
                         // stack with every child not stored yet among its
-                        // waiting children (`carry_stack`), this one first
-                        // (`store_position` found it new).
-                        for (j, &(m, fp)) in self.within.iter().enumerate().skip(i) {
-                            if j == i || !self.table.contains(fp) {
+                        // waiting children (`carry_stack`).
+                        for &(m, fp) in &self.within[i..] {
+                            if !self.table.contains(fp) {
                                 self.children.push(m);
                             }
                         }

@@ -583,15 +583,6 @@ impl Store {
         Ok(())
     }
 
-    /// Forgets layer `layer`'s waiting positions (the positions a search
-    /// left for later, when the layer is searched again another way).
-    pub fn discard(&mut self, layer: u32) {
-        if let Some(log) = self.pending.remove(&layer) {
-            self.ram -= log.buf.capacity() as u64;
-            self.disk -= log.disk();
-        }
-    }
-
     /// Takes layer `layer`'s waiting positions out, to read with
     /// `Batch::for_each`; hand the batch back to `release` afterwards.
     pub fn take(&mut self, layer: u32) -> Option<Batch> {
