@@ -102,7 +102,7 @@ fn run(args: &[String]) -> Result<(), String> {
         deals = (start..=end).collect();
     }
     println!(
-        "deal\toutcome\texpanded\tstored\tlayers\tmax_layer\tbreadth_first_layers\tpeak_bytes\tpeak_disk\tseconds\tbytes_per_position\tseeds\tseeds_dropped\troots"
+        "deal\toutcome\texpanded\tstored\tlayers\tmax_layer\tbreadth_first_layers\tcarried\tpeak_bytes\tpeak_disk\tseconds\tbytes_per_position\tseeds\tseeds_dropped\troots"
     );
     for n in deals {
         let b = Board::deal(n, variant).map_err(|e| e.to_string())?;
@@ -129,12 +129,13 @@ fn run(args: &[String]) -> Result<(), String> {
             ProofOutcome::Limit(l) => format!("limit:{l:?}").to_lowercase(),
         };
         println!(
-            "{n}\t{outcome}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.1}\t{}\t{}\t{}",
+            "{n}\t{outcome}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.1}\t{}\t{}\t{}",
             s.expanded,
             s.stored,
             s.layers,
             s.max_layer,
             s.frontier_layers,
+            s.carried,
             s.peak_bytes,
             s.peak_disk,
             s.elapsed.as_secs_f64(),

@@ -534,6 +534,7 @@ impl Prover<'_> {
                 return Step::Limit(super::ProofLimit::Disk);
             }
         }
+        self.stats.carried += carried.len();
         self.frozen = true;
         self.batch_bytes = carried.ram();
         let step = self.frontier_search(layer, carried);
@@ -857,23 +858,15 @@ impl Prover<'_> {
         self.b.gen_moves_with_runs(&mut moves, runs);
         debug_assert!(moves.len() < REF_SELF as usize);
         let mut result = Ok(());
+        let mut kids = std::mem::take(&mut self.kids);
+        kids.clear();
         for (j, &m) in moves.iter().enumerate() {
             if !self.is_exit(m) {
-                self.b.apply(m);
-                let fp = self.b.fingerprint();
-                // The visited set last: most moves lead back into the
-                // last levels, and its lookups miss the cache.
-                if !levels.iter().rev().any(|l| l.contains(fp)) && !self.table.contains(fp) {
-                    sorter.push((fp, child_ref(index, j)));
-                }
-                self.b.undo(m);
-                self.b.restore_dirty(mark);
-                if sorter.full() {
-                    if let Err(s) = self.spill_sorter(sorter, dir) {
-                        result = Err(s);
-                        break;
-                    }
-                }
+                // Looked up once the exits are written, their slots in
+                // the visited set fetched meanwhile (as `expand` does).
+                let (fp, _, _) = self.b.wide_after(m);
+                self.table.prefetch(fp);
+                kids.push((j, fp));
                 continue;
             }
             self.bfs_ram_sorter = sorter.ram();
@@ -882,6 +875,22 @@ impl Prover<'_> {
                 break;
             }
         }
+        if result.is_ok() {
+            for &(j, fp) in &kids {
+                // The visited set last: most moves lead back into the
+                // last levels, and its lookups miss the cache.
+                if !levels.iter().rev().any(|l| l.contains(fp)) && !self.table.contains(fp) {
+                    sorter.push((fp, child_ref(index, j)));
+                    if sorter.full() {
+                        if let Err(s) = self.spill_sorter(sorter, dir) {
+                            result = Err(s);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.kids = kids;
         self.moves = moves;
         self.bfs_ram_sorter = sorter.ram();
         result

@@ -101,8 +101,10 @@ pub struct ProofStats {
     pub roots: u64,
     /// The deepest search stack (positions on it).
     pub max_depth: u64,
-    /// Layers searched breadth-first, too large for memory.
+    /// Layers searched breadth-first, too large for memory, and the
+    /// positions their depth-first searches left them to start from.
     pub frontier_layers: u32,
+    pub carried: u64,
     /// Positions a search left for later, too deep (`MAX_DEPTH`).
     pub deferred: u64,
     pub elapsed: Duration,
@@ -255,6 +257,9 @@ struct Prover<'a> {
     /// The current expansion's moves within the layer, with the
     /// fingerprints of their results.
     within: Vec<(Move, u128)>,
+    /// A breadth-first expansion's moves within the layer (their places
+    /// among its moves) and the fingerprints of their results.
+    kids: Vec<(usize, u128)>,
     log: Vec<Move>,
     /// Bytes of the batch of waiting positions being searched.
     batch_bytes: u64,
@@ -308,6 +313,7 @@ impl<'a> Prover<'a> {
             children: Vec::new(),
             moves: Vec::new(),
             within: Vec::new(),
+            kids: Vec::new(),
             incoming: None,
             log: Vec::new(),
             batch_bytes: 0,

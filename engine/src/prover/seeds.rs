@@ -343,6 +343,11 @@ impl Log {
         self.buf.capacity() as u64
     }
 
+    /// Records appended.
+    pub(super) fn len(&self) -> u64 {
+        self.count
+    }
+
     /// Appends a record (without its length byte).
     pub(super) fn append(&mut self, rec: &[u8]) {
         self.buf.push(rec.len() as u8);
