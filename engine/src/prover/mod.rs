@@ -1054,6 +1054,7 @@ mod tests {
                     again <= p.stats.frontier_layers as u64,
                     "{deal} {max_bytes} {share} {depth}: {again} expanded again"
                 );
+                assert_eq!(p.stats.frontier_layers > 0, p.stats.carried > 0);
                 assert!(p.stats.peak_bytes <= small.max_bytes);
                 spilled |= p.stats.peak_disk > 0;
                 frontier |= p.stats.frontier_layers > 0;
