@@ -70,7 +70,8 @@ pub(super) fn supported(b: &Board) -> bool {
 
 /// A child's reference to where it comes from: the index of its parent in
 /// the level's records, and which of the parent's moves makes it
-/// (`REF_SELF` for an entry position, which is its own record).
+/// (`REF_SELF` for a position carried from the depth-first search that it
+/// never stored, which is its own record).
 fn child_ref(parent: u64, mv: usize) -> u64 {
     debug_assert!(mv <= REF_SELF as usize);
     (parent << REF_MOVE_BITS) | mv as u64
@@ -442,6 +443,16 @@ impl Window<'_> {
     }
 }
 
+/// The positions a layer's breadth-first search starts from, as the
+/// depth-first search left them: those it stored (in the frozen visited
+/// set) and those it never stored (entry positions it never reached, and
+/// children of the position whose expansion overflowed).
+#[derive(Default)]
+pub(super) struct Carried {
+    pub(super) stored: Log,
+    pub(super) fresh: Log,
+}
+
 impl Prover<'_> {
     /// The memory the breadth-first search may take: what the frozen
     /// visited set leaves.
@@ -464,25 +475,37 @@ impl Prover<'_> {
         self.set_bfs_disk(carried.disk())
     }
 
-    /// Carries an entry record of the layer the depth-first search had not
-    /// reached: unless its position is in the visited set (met already,
-    /// as the depth-first search would skip it), or it is a deferred one
-    /// (stored, never expanded).
-    pub(super) fn carry_record(&mut self, rec: &[u8], carried: &mut Log) -> Result<(), Step> {
+    /// Appends `rec` with its origin replaced.
+    fn carry_as(carried: &mut Log, rec: &[u8], origin: Origin) {
+        let mut own = rec.to_vec();
+        Codec::set_origin(&mut own, origin);
+        carried.append(&own);
+    }
+
+    /// Carries a record of the batch the depth-first search had not
+    /// reached: a deferred position (stored, never expanded); or an entry
+    /// position unless it is in the visited set (met already, as the
+    /// depth-first search would skip it), as a fresh one.
+    pub(super) fn carry_record(&mut self, rec: &[u8], c: &mut Carried) -> Result<(), Step> {
         let (b, origin) = self.codec.decode(rec);
-        if origin.split_deferred().1 || !self.table.contains(b.fingerprint()) {
-            carried.append(rec);
-            self.carry_spill(carried)?;
+        let (origin, deferred) = origin.split_deferred();
+        if deferred {
+            Self::carry_as(&mut c.stored, rec, origin);
+            self.carry_spill(&mut c.stored)
+        } else if !self.table.contains(b.fingerprint()) {
+            c.fresh.append(rec);
+            self.carry_spill(&mut c.fresh)
+        } else {
+            Ok(())
         }
-        Ok(())
     }
 
     /// Carries the positions on the depth-first search's stack that are
     /// not expanded: every frame's waiting children (stored, or for the
-    /// top frame after an overflow while storing them, not yet stored),
-    /// and the top position itself if its exits were not all written
+    /// top frame after an overflow while storing them, stored now), and
+    /// the top position itself if its exits were not all written
     /// (`Prover::partial`; it is expanded again). The stack is emptied.
-    pub(super) fn carry_stack(&mut self, carried: &mut Log) -> Result<(), Step> {
+    pub(super) fn carry_stack(&mut self, c: &mut Carried) -> Result<(), Step> {
         let origin = self.root_origin;
         let mut rec = Vec::new();
         let partial = std::mem::take(&mut self.partial);
@@ -492,17 +515,22 @@ impl Prover<'_> {
             if partial && i + 1 == self.frames.len() {
                 rec.clear();
                 self.codec.encode(&self.b, origin, &mut rec);
-                carried.append(&rec[1..]);
+                c.stored.append(&rec[1..]);
             }
             for k in start..next {
                 let m = self.children[k];
                 self.b.apply(m);
+                let log = if self.table.contains(self.b.fingerprint()) {
+                    &mut c.stored
+                } else {
+                    &mut c.fresh
+                };
                 rec.clear();
                 self.codec.encode(&self.b, origin, &mut rec);
-                carried.append(&rec[1..]);
+                log.append(&rec[1..]);
                 self.b.undo(m);
                 self.b.restore_dirty(mark);
-                self.carry_spill(carried)?;
+                self.carry_spill(log)?;
             }
             if let Some(m) = mv {
                 self.b.undo(m);
@@ -517,12 +545,13 @@ impl Prover<'_> {
     /// Searches layer `layer` on breadth-first from the positions its
     /// depth-first search left (`carried`, with the deferred ones still
     /// waiting), its visited set frozen as a filter (module docs).
-    pub(super) fn frontier_from(&mut self, layer: u32, carried: &mut Log) -> Step {
+    pub(super) fn frontier_from(&mut self, layer: u32, mut c: Carried) -> Step {
         if let Some(mut d) = self.store.take(layer) {
             let mut failed = None;
             let io = d.for_each(|rec| {
-                carried.append(rec);
-                self.carry_spill(carried)
+                let origin = Codec::origin(rec).split_deferred().0;
+                Self::carry_as(&mut c.stored, rec, origin);
+                self.carry_spill(&mut c.stored)
                     .map_err(|s| failed = Some(s))
                     .is_ok()
             });
@@ -534,21 +563,24 @@ impl Prover<'_> {
                 return Step::Limit(super::ProofLimit::Disk);
             }
         }
-        self.stats.carried += carried.len();
+        self.stats.carried += c.stored.len() + c.fresh.len();
         self.frozen = true;
-        self.batch_bytes = carried.ram();
-        let step = self.frontier_search(layer, carried);
         self.batch_bytes = 0;
+        let step = self.frontier_search(layer, c);
         self.frozen = false;
         step
     }
 
-    /// Searches layer `layer` breadth first (module docs) from `batch`:
-    /// the positions its depth-first search left, each stored in the
-    /// visited set or new. Exits are written out as in the depth-first
-    /// search; a win is traced back through the position of `batch` it
-    /// came from.
-    fn frontier_search(&mut self, layer: u32, batch: &mut Log) -> Step {
+    /// Searches a layer breadth first (module docs) on from `carried`, the positions its depth-first search left, all in the
+    /// frozen visited set: they are the first level as they are (none is
+    /// met again: the set drops them, so the last levels start empty).
+    /// Exits are written out as in the depth-first search; a win is traced
+    /// back through the origin of the carried position it came from.
+    fn frontier_search(&mut self, layer: u32, c: Carried) -> Step {
+        let Carried {
+            stored: mut carried,
+            mut fresh,
+        } = c;
         self.frames.clear();
         self.children.clear();
         self.incoming = None;
@@ -556,13 +588,19 @@ impl Prover<'_> {
         let room = self.bfs_room();
         // A sorted chunk, doubling as it grows, stays within a quarter.
         let chunk = (room / 8).max(1 << 14) as usize;
-        // Level 0: the entry positions as they were written, each its own
-        // record; each distinct one is kept as a root when it comes out of
-        // the sort (and given it as its origin) so a win can be traced back.
+        // Four levels at most are held at once (three and the one being
+        // built), each with up to a sixteenth of the memory in memory.
+        let level_cap = (room / 16) as usize;
         let mut sorter = Sorter::new(chunk);
+        // The layer's positions: those stored depth-first (the carried
+        // ones among them), then each level's new ones.
+        let mut layer_len = self.table.len();
+        // The fresh positions: sorted as references to their own records,
+        // each distinct one kept as a root and counted as stored, and their
+        // fingerprints the first of the last levels.
         let mut failed = None;
         let mut index = 0u64;
-        let io = batch.for_each(|rec| {
+        let io = fresh.for_each(|rec| {
             let (b, _) = self.codec.decode(rec);
             sorter.push((b.fingerprint(), child_ref(index, REF_SELF as usize)));
             index += 1;
@@ -580,23 +618,64 @@ impl Prover<'_> {
         if io.is_err() {
             return Step::Limit(super::ProofLimit::Disk);
         }
-        let mut levels: Vec<Level> = Vec::new();
-        // Four levels at most are held at once (three and the one being
-        // built), each with up to a sixteenth of the memory in memory.
-        let level_cap = (room / 16) as usize;
-        // The layer's positions: those stored depth-first, then each level's
-        // new ones (the first level's carried positions are stored already
-        // but for the depth-first search's new children).
-        let mut layer_len = self.table.len();
-        // The records the sorter's references point into: the entry
-        // positions, then each level in turn.
-        let mut parents: Option<Log> = None;
+        let mut fps = Level::default();
+        let mut refs = RefSort::new(chunk);
+        let mut sorted = || -> io::Result<()> {
+            sorter.start(dir.as_deref())?;
+            while let Some((fp, r)) = sorter.next()? {
+                fps.push(fp, level_cap, dir.as_deref())?;
+                refs.push(r);
+                if refs.full() {
+                    if let Some(d) = dir.as_deref() {
+                        refs.flush(d)?;
+                    }
+                }
+            }
+            fps.seal(dir.as_deref())
+        };
+        if sorted().is_err() {
+            return Step::Limit(super::ProofLimit::Disk);
+        }
+        sorter = Sorter::new(chunk);
+        let mut made = Log::default();
+        if let Err(s) = self.make_level(layer, &mut fresh, &mut refs, &mut made, dir.as_deref()) {
+            return s;
+        }
+        drop(refs);
+        drop(fresh);
+        self.stats.stored += fps.len;
+        layer_len += fps.len;
+        let mut levels: Vec<Level> = vec![fps];
+        // The level to expand: the carried positions stored depth-first,
+        // then the fresh ones.
+        let mut failed = None;
+        let io = made.for_each(|rec| {
+            carried.append(rec);
+            self.carry_spill(&mut carried)
+                .map_err(|s| failed = Some(s))
+                .is_ok()
+        });
+        if let Some(s) = failed {
+            return s;
+        }
+        if io.is_err() {
+            return Step::Limit(super::ProofLimit::Disk);
+        }
+        drop(made);
+        self.bfs_ram = carried.ram() + levels[0].ram_bytes();
+        self.bfs_frontier_disk = carried.disk() + levels[0].disk_bytes();
+        if let Err(s) = self.set_bfs_disk(self.bfs_frontier_disk) {
+            return s;
+        }
+        if let Err(s) = self.expand_frontier(&mut carried, &levels, &mut sorter, dir.as_deref()) {
+            return s;
+        }
+        // The records the sorter's references point into.
+        let mut parents = carried;
         loop {
             // The next level: the candidates less the last levels.
             let mut fps = Level::default();
             let mut refs = RefSort::new(chunk);
-            let first = parents.is_none();
-            let mut stored_before = 0u64;
             {
                 let readers: io::Result<Vec<LevelReader>> =
                     levels.iter_mut().map(|l| l.reader()).collect();
@@ -608,7 +687,6 @@ impl Prover<'_> {
                     sorter.start(dir.as_deref())?;
                     while let Some((fp, r)) = sorter.next()? {
                         if !w.contains(fp)? {
-                            stored_before += (first && self.table.contains(fp)) as u64;
                             fps.push(fp, level_cap, dir.as_deref())?;
                             refs.push(r);
                             if refs.full() {
@@ -635,22 +713,23 @@ impl Prover<'_> {
             }
             // The sort runs are gone; the last levels' files stay.
             let levels_disk = levels.iter().map(Level::disk_bytes).sum::<u64>() + fps.disk_bytes();
-            let parents_disk = parents.as_ref().map_or(batch.disk(), Log::disk);
             self.bfs_frontier_disk = 0;
-            if let Err(s) = self.set_bfs_disk(levels_disk + parents_disk + refs.disk) {
+            if let Err(s) = self.set_bfs_disk(levels_disk + parents.disk() + refs.disk) {
                 return s;
             }
             // The new level's records, made from their parents' in order.
             let mut frontier = Log::default();
-            let made = match parents.as_mut() {
-                None => self.make_level(layer, batch, &mut refs, &mut frontier, dir.as_deref()),
-                Some(p) => self.make_level(layer, p, &mut refs, &mut frontier, dir.as_deref()),
-            };
-            if let Err(s) = made {
+            if let Err(s) = self.make_level(
+                layer,
+                &mut parents,
+                &mut refs,
+                &mut frontier,
+                dir.as_deref(),
+            ) {
                 return s;
             }
             drop(refs);
-            drop(parents.take());
+            drop(parents);
             self.bfs_ram_sorter = 0;
             self.bfs_frontier_disk = frontier.disk();
             if let Err(s) = self.set_bfs_disk(self.bfs_frontier_disk + levels_disk) {
@@ -659,8 +738,8 @@ impl Prover<'_> {
             if fps.len == 0 {
                 return Step::Done;
             }
-            self.stats.stored += fps.len - stored_before;
-            layer_len += fps.len - stored_before;
+            self.stats.stored += fps.len;
+            layer_len += fps.len;
             self.stats.max_layer = self.stats.max_layer.max(layer_len);
             if self.stats.stored > self.limits.max_positions {
                 return Step::Limit(super::ProofLimit::Positions);
@@ -677,42 +756,52 @@ impl Prover<'_> {
             if let Err(s) = self.fit_stop(0) {
                 return s;
             }
-            if self.over_time() {
-                return Step::Limit(super::ProofLimit::Time);
-            }
-            // Expand the level.
-            let mut step = None;
-            let mut index = 0u64;
-            let io = frontier.for_each(|rec| {
-                let (b, origin) = self.codec.decode(rec);
-                let r = self.expand_level(b, origin, index, &levels, &mut sorter, dir.as_deref());
-                index += 1;
-                match r {
-                    Ok(()) => true,
-                    Err(s) => {
-                        step = Some(s);
-                        false
-                    }
-                }
-            });
-            if let Some(s) = step {
+            if let Err(s) =
+                self.expand_frontier(&mut frontier, &levels, &mut sorter, dir.as_deref())
+            {
                 return s;
             }
-            if io.is_err() {
-                return Step::Limit(super::ProofLimit::Disk);
-            }
-            if self.over_time() {
-                return Step::Limit(super::ProofLimit::Time);
-            }
-            parents = Some(frontier);
+            parents = frontier;
         }
+    }
+
+    /// Expands every position of a level (`expand_level`), between two
+    /// looks at the clock.
+    fn expand_frontier(
+        &mut self,
+        frontier: &mut Log,
+        levels: &[Level],
+        sorter: &mut Sorter,
+        dir: Option<&Path>,
+    ) -> Result<(), Step> {
+        if self.over_time() {
+            return Err(Step::Limit(super::ProofLimit::Time));
+        }
+        let mut step = None;
+        let mut index = 0u64;
+        let io = frontier.for_each(|rec| {
+            let (b, origin) = self.codec.decode(rec);
+            let r = self.expand_level(b, origin, index, levels, sorter, dir);
+            index += 1;
+            r.map_err(|s| step = Some(s)).is_ok()
+        });
+        if let Some(s) = step {
+            return Err(s);
+        }
+        if io.is_err() {
+            return Err(Step::Limit(super::ProofLimit::Disk));
+        }
+        if self.over_time() {
+            return Err(Step::Limit(super::ProofLimit::Time));
+        }
+        Ok(())
     }
 
     /// Writes the records of a level's new positions to `out`, reading
     /// their parents' records (`parents`) once, in order, with the
     /// references sorted: each child is its parent with the referenced
-    /// move played (the moves are generated again, in the same order), or,
-    /// for an entry position, its own record kept as a root.
+    /// move played (the moves are generated again, in the same order), or
+    /// (`REF_SELF`) its own record, kept as a root.
     fn make_level(
         &mut self,
         layer: u32,
@@ -733,46 +822,48 @@ impl Prover<'_> {
         let io = parents.for_each(|rec| {
             let mut decoded = false;
             while let Some(r) = next.filter(|r| r >> REF_MOVE_BITS == index) {
-                let mv = r & REF_SELF;
-                if mv == REF_SELF {
+                if r & REF_SELF == REF_SELF {
+                    // Its own record, kept as a root (for a win's trace
+                    // back), which takes memory.
                     let (b, _) = self.codec.decode(rec);
                     let root = self.store.keep_root(layer, b.fingerprint(), rec);
-                    rec_out.clear();
-                    rec_out.extend_from_slice(rec);
+                    self.stats.roots += 1;
                     let origin = Origin {
                         layer: layer as u8,
                         root,
                     };
-                    Codec::set_origin(&mut rec_out, origin);
-                    out.append(&rec_out);
-                    // The roots kept take memory (22 bytes each; a layer
-                    // carried on from its depth-first search can start from
-                    // hundreds of millions of positions): the store spills
-                    // them as it must.
+                    Self::carry_as(out, rec, origin);
                     if let Err(l) = self.fit(0) {
                         failed_limit = Some(l);
                         return false;
                     }
-                } else {
-                    if !decoded {
-                        let (b, origin) = self.codec.decode(rec);
-                        self.b = b;
-                        self.b.settle();
-                        parent_origin = origin;
-                        moves.clear();
-                        let runs = self.b.runs();
-                        self.b.gen_moves_with_runs(&mut moves, runs);
-                        decoded = true;
+                    match refs.next() {
+                        Ok(r) => next = r,
+                        Err(e) => {
+                            failed = Some(e);
+                            return false;
+                        }
                     }
-                    let m = moves[mv as usize];
-                    let mark = self.b.dirty_mark();
-                    self.b.apply(m);
-                    rec_out.clear();
-                    self.codec.encode(&self.b, parent_origin, &mut rec_out);
-                    out.append(&rec_out[1..]);
-                    self.b.undo(m);
-                    self.b.restore_dirty(mark);
+                    continue;
                 }
+                if !decoded {
+                    let (b, origin) = self.codec.decode(rec);
+                    self.b = b;
+                    self.b.settle();
+                    parent_origin = origin;
+                    moves.clear();
+                    let runs = self.b.runs();
+                    self.b.gen_moves_with_runs(&mut moves, runs);
+                    decoded = true;
+                }
+                let m = moves[(r & REF_SELF) as usize];
+                let mark = self.b.dirty_mark();
+                self.b.apply(m);
+                rec_out.clear();
+                self.codec.encode(&self.b, parent_origin, &mut rec_out);
+                out.append(&rec_out[1..]);
+                self.b.undo(m);
+                self.b.restore_dirty(mark);
                 match refs.next() {
                     Ok(r) => next = r,
                     Err(e) => {

@@ -54,7 +54,8 @@ pub mod table;
 
 use crate::board::{Board, DirtyMark, Loc, Move};
 use crate::solver::progress::{self, Counts, Stage};
-use seeds::{Codec, Log, Origin, Store, StoreError, NO_ORIGIN};
+use frontier::Carried;
+use seeds::{Codec, Origin, Store, StoreError, NO_ORIGIN};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use table::FpTable;
@@ -449,14 +450,14 @@ impl<'a> Prover<'a> {
             let mut result = None;
             // Once the layer's visited set has outgrown its memory: the
             // positions the layer is searched on from breadth-first.
-            let mut carried: Option<Log> = None;
+            let mut carried: Option<Carried> = None;
             let io = batch.for_each(|rec| {
                 let r = match carried.as_mut() {
                     Some(c) => self.carry_record(rec, c),
                     None => match self.search_record(layer, rec) {
                         Step::Done => Ok(()),
                         Step::Overflow => {
-                            let c = carried.insert(Log::default());
+                            let c = carried.insert(Carried::default());
                             // A search that never stored its root leaves it
                             // to be carried as the records after it are.
                             if self.frames.is_empty() {
@@ -475,7 +476,7 @@ impl<'a> Prover<'a> {
             }
             self.batch_bytes = 0;
             self.store.release(batch);
-            if let Some(mut c) = carried {
+            if let Some(c) = carried {
                 // Too large for memory: the layer goes on breadth-first from
                 // where the depth-first search left it (`frontier`), its
                 // visited set kept as a filter; the stack's memory goes.
@@ -483,7 +484,7 @@ impl<'a> Prover<'a> {
                 self.children = Vec::new();
                 if result.is_none() {
                     self.stats.frontier_layers += 1;
-                    result = Some(self.frontier_from(layer, &mut c));
+                    result = Some(self.frontier_from(layer, c));
                 }
                 self.bfs_ram = 0;
                 self.bfs_ram_sorter = 0;
@@ -711,8 +712,9 @@ impl<'a> Prover<'a> {
                         // Its exits are written: the position goes on the
                         // stack with every child not stored yet among its
                         // waiting children (`carry_stack`).
-                        for &(m, fp) in &self.within[i..] {
-                            if !self.table.contains(fp) {
+                        let rest = &self.within[i..];
+                        for (j, &(m, fp)) in rest.iter().enumerate() {
+                            if !self.table.contains(fp) && rest[..j].iter().all(|w| w.1 != fp) {
                                 self.children.push(m);
                             }
                         }

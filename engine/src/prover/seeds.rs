@@ -143,12 +143,17 @@ impl Codec {
         rec[1..5].copy_from_slice(&origin.root.to_le_bytes());
     }
 
-    /// The position and origin of one record (without its length byte).
-    pub fn decode(&self, rec: &[u8]) -> (Board, Origin) {
-        let origin = Origin {
+    /// The origin of one record (without its length byte).
+    pub fn origin(rec: &[u8]) -> Origin {
+        Origin {
             layer: rec[0],
             root: u32::from_le_bytes(rec[1..5].try_into().unwrap()),
-        };
+        }
+    }
+
+    /// The position and origin of one record (without its length byte).
+    pub fn decode(&self, rec: &[u8]) -> (Board, Origin) {
+        let origin = Self::origin(rec);
         let mut r = BitReader::new(&rec[5..]);
         let mut found = [0u8; 4];
         for f in &mut found {
