@@ -45,11 +45,17 @@
 //!   above. Either way a child of a position at level `L` that is not new
 //!   is in levels `L - REVERSE ..= L`.
 //!
-//! The positions of `S` in `F` were counted as stored when first met, so
-//! the first level counts only the others; each position of the layer is
-//! stored once and expanded once (but one cut short). The breadth-first
-//! search has the memory `F` leaves (at least an eighth: `Prover::
-//! table_room`).
+//! The positions of `S` in `F` (`Carried::stored`: all but a few, most of
+//! them the stack's and those left for later) are the first level as they
+//! are: each is there once, was counted as stored when first met, and as
+//! `F` drops them they need no place among the last levels; a win found
+//! from one is traced back through the origin of the depth-first search
+//! that stored it. The others (`Carried::fresh`: entry positions never
+//! reached, children of an expansion the overflow cut short) are sorted,
+//! deduplicated, counted and kept as roots as entry positions were, and
+//! are the first of the last levels. Each position of the layer is stored
+//! once and expanded once (but one cut short). The breadth-first search
+//! has the memory `F` leaves (at least an eighth: `Prover::table_room`).
 
 use super::seeds::{unlinked_file, Codec, Log, Origin, NO_ORIGIN};
 use super::{Prover, Step, Stop};
