@@ -673,6 +673,9 @@ impl Prover<'_> {
         if let Err(s) = self.set_bfs_disk(self.bfs_frontier_disk) {
             return s;
         }
+        if let Err(s) = self.fit_stop(0) {
+            return s;
+        }
         if let Err(s) = self.expand_frontier(&mut carried, &levels, &mut sorter, dir.as_deref()) {
             return s;
         }
@@ -973,6 +976,7 @@ impl Prover<'_> {
             }
         }
         if result.is_ok() {
+            let before = sorter.ram();
             for &(j, fp) in &kids {
                 // The visited set last: most moves lead back into the
                 // last levels, and its lookups miss the cache.
@@ -985,6 +989,11 @@ impl Prover<'_> {
                         }
                     }
                 }
+            }
+            // A sorter grown in memory: within the budget too.
+            if result.is_ok() && sorter.ram() > before {
+                self.bfs_ram_sorter = sorter.ram();
+                result = self.fit_stop(0);
             }
         }
         self.kids = kids;

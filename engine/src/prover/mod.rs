@@ -200,6 +200,9 @@ struct Frame {
     runs: u64,
 }
 
+/// The most moves a position has in any variant (10 columns, 10 cells).
+const MOVES_ROOM: usize = 512;
+
 /// The deepest a search goes before it leaves the rest for later: a
 /// position met deeper is stored but written out, with the current search
 /// as its origin, to be searched from once the stack has emptied (a layer of
@@ -312,11 +315,14 @@ impl<'a> Prover<'a> {
             b: board.clone(),
             frames: Vec::new(),
             children: Vec::new(),
-            moves: Vec::new(),
+            // Room for any position's moves from the start (`MOVES_ROOM`:
+            // counted as such in `bytes`, also while a search has taken the
+            // vector out), and for its automatic moves.
+            moves: Vec::with_capacity(MOVES_ROOM),
             within: Vec::new(),
             kids: Vec::new(),
             incoming: None,
-            log: Vec::new(),
+            log: Vec::with_capacity(64),
             batch_bytes: 0,
             bfs_ram: 0,
             bfs_ram_sorter: 0,
@@ -340,7 +346,7 @@ impl<'a> Prover<'a> {
     fn bytes(&self) -> u64 {
         self.table.bytes()
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
-            + ((self.children.capacity() + self.moves.capacity() + self.log.capacity())
+            + ((self.children.capacity() + MOVES_ROOM + self.log.capacity())
                 * std::mem::size_of::<Move>()) as u64
             + self.store.ram()
             + self.batch_bytes
@@ -520,6 +526,10 @@ impl<'a> Prover<'a> {
         }
         let root = self.store.keep_root(layer, fp, rec);
         self.stats.roots += 1;
+        // The roots' log may have grown by more (doubling).
+        if let Err(s) = self.fit_layer(0) {
+            return s;
+        }
         let origin = Origin {
             layer: layer as u8,
             root,
@@ -619,10 +629,15 @@ impl<'a> Prover<'a> {
         {
             return Err(Stop::Overflow);
         }
-        if grow > 0 || self.frames.len() == self.frames.capacity() {
-            // The insert, a frame and up to 512 children may be added.
+        if grow > 0
+            || self.frames.len() == self.frames.capacity()
+            || self.children.len() + 512 > self.children.capacity()
+        {
+            // The insert, a frame and up to 512 children may be added (each
+            // vector at most doubling).
             let stack = ((self.frames.capacity().max(16)) * std::mem::size_of::<Frame>()
-                + 512 * std::mem::size_of::<Move>()) as u64;
+                + self.children.capacity().max(512) * std::mem::size_of::<Move>())
+                as u64;
             match self.fit(grow + stack) {
                 Ok(()) => {}
                 // The stack or the visited set does not fit: the layer
