@@ -481,24 +481,16 @@ impl Prover<'_> {
         self.set_bfs_disk(carried.disk())
     }
 
-    /// Appends `rec` with its origin replaced.
-    fn carry_as(carried: &mut Log, rec: &[u8], origin: Origin) {
-        let mut own = rec.to_vec();
-        Codec::set_origin(&mut own, origin);
-        carried.append(&own);
-    }
-
     /// Carries a record of the batch the depth-first search had not
     /// reached: a deferred position (stored, never expanded); or an entry
     /// position unless it is in the visited set (met already, as the
     /// depth-first search would skip it), as a fresh one.
     pub(super) fn carry_record(&mut self, rec: &[u8], c: &mut Carried) -> Result<(), Step> {
-        let (b, origin) = self.codec.decode(rec);
-        let (origin, deferred) = origin.split_deferred();
+        let (origin, deferred) = Codec::origin(rec).split_deferred();
         if deferred {
-            Self::carry_as(&mut c.stored, rec, origin);
+            c.stored.append_as(rec, origin);
             self.carry_spill(&mut c.stored)
-        } else if !self.table.contains(b.fingerprint()) {
+        } else if !self.table.contains(self.codec.decode(rec).0.fingerprint()) {
             c.fresh.append(rec);
             self.carry_spill(&mut c.fresh)
         } else {
@@ -556,7 +548,7 @@ impl Prover<'_> {
             let mut failed = None;
             let io = d.for_each(|rec| {
                 let origin = Codec::origin(rec).split_deferred().0;
-                Self::carry_as(&mut c.stored, rec, origin);
+                c.stored.append_as(rec, origin);
                 self.carry_spill(&mut c.stored)
                     .map_err(|s| failed = Some(s))
                     .is_ok()
@@ -841,7 +833,7 @@ impl Prover<'_> {
                         layer: layer as u8,
                         root,
                     };
-                    Self::carry_as(out, rec, origin);
+                    out.append_as(rec, origin);
                     if let Err(l) = self.fit(0) {
                         failed_limit = Some(l);
                         return false;

@@ -360,6 +360,14 @@ impl Log {
         self.count += 1;
     }
 
+    /// Appends a record (without its length byte) with its origin
+    /// replaced.
+    pub(super) fn append_as(&mut self, rec: &[u8], origin: Origin) {
+        let at = self.buf.len() + 1;
+        self.append(rec);
+        Codec::set_origin(&mut self.buf[at..], origin);
+    }
+
     /// Moves the records in memory to the file.
     pub(super) fn spill(&mut self, dir: &Path) -> io::Result<u64> {
         if self.buf.is_empty() {
