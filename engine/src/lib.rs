@@ -6,6 +6,7 @@ pub mod board;
 pub mod card;
 pub mod deal;
 pub mod fpset;
+mod heap;
 pub mod prover;
 pub mod solver;
 pub mod variant;

@@ -384,8 +384,10 @@ impl FpTable {
             if n > MAX_SEGMENT_SLOTS {
                 return Err(TableFull);
             }
+            let old = seg.slots() as u64 * SLOT_BYTES;
             self.slots += (n - seg.slots()) as u64;
             seg.resize(n);
+            crate::heap::freed(old, self.slots * SLOT_BYTES / 16);
         }
         let added = seg.insert(k);
         self.len += added as u64;
