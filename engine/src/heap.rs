@@ -33,7 +33,7 @@ pub(crate) fn freed(bytes: u64, threshold: u64) {
 }
 
 /// Returns the heap's free pages to the system now.
-pub(crate) fn trim() {
+fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
