@@ -476,7 +476,7 @@ impl Prover<'_> {
             return Err(Step::Limit(super::ProofLimit::Bytes));
         };
         carried
-            .spill(&dir)
+            .spill(&dir, u64::MAX)
             .map_err(|_| Step::Limit(super::ProofLimit::Disk))?;
         self.set_bfs_disk(carried.disk())
     }
@@ -880,8 +880,8 @@ impl Prover<'_> {
                     failed = Some(io::Error::other("no spill directory"));
                     return false;
                 };
-                if let Err(e) = out.spill(d) {
-                    failed = Some(e);
+                if out.spill(d, u64::MAX).is_err() {
+                    failed = Some(io::Error::other("a level's spill file"));
                     return false;
                 }
             }
