@@ -446,26 +446,28 @@ impl Log {
                 if raw_len > FRAME || z.decompress_to_buffer(&packed, &mut raw)? != raw_len {
                     return Err(io::Error::other("a spill frame does not decompress"));
                 }
-                let mut i = 0;
-                while i < raw_len {
-                    let n = raw[i] as usize;
-                    if !each(&raw[i + 1..i + 1 + n]) {
-                        return Ok(());
-                    }
-                    i += 1 + n;
+                if !each_record(&raw[..raw_len], &mut each) {
+                    return Ok(());
                 }
             }
         }
-        let mut i = 0;
-        while i < self.buf.len() {
-            let n = self.buf[i] as usize;
-            if !each(&self.buf[i + 1..i + 1 + n]) {
-                return Ok(());
-            }
-            i += 1 + n;
-        }
+        each_record(&self.buf, &mut each);
         Ok(())
     }
+}
+
+/// Calls `each` on every record of `bytes` (length-prefixed records) until
+/// it returns false; whether it went to the end.
+fn each_record(bytes: &[u8], each: &mut impl FnMut(&[u8]) -> bool) -> bool {
+    let mut i = 0;
+    while i < bytes.len() {
+        let n = bytes[i] as usize;
+        if !each(&bytes[i + 1..i + 1 + n]) {
+            return false;
+        }
+        i += 1 + n;
+    }
+    true
 }
 
 /// One layer's waiting positions, taken out of the store.
