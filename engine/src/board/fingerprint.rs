@@ -72,6 +72,43 @@ const fn make_narrow_tables() -> ([[u64; COL_CAP]; 64], [u64; 64]) {
 
 static NARROW: ([[u64; COL_CAP]; 64], [u64; 64]) = make_narrow_tables();
 
+/// A position's fingerprint (`Board::fingerprint`, wide) summed from its
+/// parts as they are read, without building the board: each column's cards
+/// from the bottom (`card`), closed by `end_column` (an empty column too),
+/// and the cell cards (`cell`), in any order of columns and of cells. For a
+/// reader of stored positions that first asks whether one was met before.
+#[derive(Clone, Copy, Default)]
+pub struct FpBuilder {
+    fp: u128,
+    col: u128,
+}
+
+impl FpBuilder {
+    /// The card at `depth` (0: the bottom) of the column being read.
+    #[inline]
+    pub fn card(&mut self, card: u8, depth: usize) {
+        self.col = self.col.wrapping_add(TABLES.0[card as usize][depth]);
+    }
+
+    /// The end of a column.
+    #[inline]
+    pub fn end_column(&mut self) {
+        self.fp = self.fp.wrapping_add(mix(self.col));
+        self.col = 0;
+    }
+
+    /// A card in a cell.
+    #[inline]
+    pub fn cell(&mut self, card: u8) {
+        self.fp = self.fp.wrapping_add(TABLES.1[card as usize]);
+    }
+
+    pub fn finish(self) -> u128 {
+        debug_assert_eq!(self.col, 0, "a column left open");
+        self.fp
+    }
+}
+
 // `prefix_eq` compares a column array as two 16-byte words.
 const _: () = assert!(COL_CAP == 32);
 

@@ -17,7 +17,7 @@ mod moves;
 mod pack;
 mod text;
 
-pub use fingerprint::DirtyMark;
+pub use fingerprint::{DirtyMark, FpBuilder};
 pub use moves::{IllegalMove, Loc, Move, MoveError, Notation, CELL_CHARS, COLUMN_CHARS};
 pub use pack::Packed;
 

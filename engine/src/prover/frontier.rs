@@ -565,7 +565,7 @@ impl Prover<'_> {
         if deferred {
             c.stored.append_as(rec, origin);
             self.carry_spill(&mut c.stored)
-        } else if !self.table.contains(self.codec.decode(rec).0.fingerprint()) {
+        } else if !self.table.contains(self.codec.fingerprint(rec)) {
             c.fresh.append(rec);
             self.carry_spill(&mut c.fresh)
         } else {
@@ -674,8 +674,10 @@ impl Prover<'_> {
         let mut failed = None;
         let mut index = 0u64;
         let io = fresh.for_each(|rec| {
-            let (b, _) = self.codec.decode(rec);
-            sorter.push((key(b.fingerprint()), child_ref(index, REF_SELF as usize)));
+            sorter.push((
+                key(self.codec.fingerprint(rec)),
+                child_ref(index, REF_SELF as usize),
+            ));
             index += 1;
             if sorter.full() {
                 if let Err(e) = self.spill_sorter(&mut sorter, dir.as_deref()) {
@@ -901,8 +903,9 @@ impl Prover<'_> {
                 if r & REF_SELF == REF_SELF {
                     // Its own record, kept as a root (for a win's trace
                     // back), which takes memory.
-                    let (b, _) = self.codec.decode(rec);
-                    let root = self.store.keep_root(layer, b.fingerprint(), rec);
+                    let root = self
+                        .store
+                        .keep_root(layer, self.codec.fingerprint(rec), rec);
                     self.stats.roots += 1;
                     let origin = Origin {
                         layer: layer as u8,

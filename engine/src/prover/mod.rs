@@ -514,12 +514,15 @@ impl<'a> Prover<'a> {
     /// Searches from one waiting position of `layer` unless it was met
     /// already in this layer.
     fn search_record(&mut self, layer: u32, rec: &[u8]) -> Step {
-        let (b, root_origin) = self.codec.decode(rec);
-        let (root_origin, deferred) = root_origin.split_deferred();
-        let fp = b.fingerprint();
+        // Most were met from another root first: looked up before the
+        // position is built.
+        let (root_origin, deferred) = Codec::origin(rec).split_deferred();
+        let fp = self.codec.fingerprint(rec);
         if !deferred && self.table.contains(fp) {
             return Step::Done;
         }
+        let (b, _) = self.codec.decode(rec);
+        debug_assert_eq!(b.fingerprint(), fp);
         self.start_origin = root_origin;
         if let Err(s) = self.fit_layer(22) {
             return s;
