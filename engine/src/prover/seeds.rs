@@ -605,6 +605,28 @@ pub struct Store {
     pub dropped: u64,
 }
 
+/// The store's disk accounting, borrowed beside one of its logs: a spill
+/// gets the room left under `max` (with the other files' `other` bytes),
+/// and the bytes it wrote count in `disk` and the peak even when it stops
+/// on the budget.
+struct DiskBudget<'a> {
+    max: u64,
+    other: u64,
+    disk: &'a mut u64,
+    peak: &'a mut u64,
+}
+
+impl DiskBudget<'_> {
+    fn spill(self, log: &mut Log, dir: &Path) -> Result<(), StoreError> {
+        let room = self.max.saturating_sub(*self.disk + self.other);
+        let before = log.disk();
+        let spilled = log.spill(dir, room);
+        *self.disk += log.disk() - before;
+        *self.peak = (*self.peak).max(*self.disk + self.other);
+        spilled.map(|_| ())
+    }
+}
+
 impl Store {
     /// A store that may spill up to `max_disk` bytes into `dir` (no spilling
     /// without a directory or with a budget of 0).
@@ -713,12 +735,13 @@ impl Store {
             } else {
                 self.roots.get_mut(&k).unwrap()
             };
-            let room = self.max_disk.saturating_sub(self.disk + self.other_disk);
-            let before = log.disk();
-            let spilled = log.spill(&dir, room);
-            self.disk += log.disk() - before;
-            self.peak_disk = self.peak_disk.max(self.disk + self.other_disk);
-            spilled?;
+            let budget = DiskBudget {
+                max: self.max_disk,
+                other: self.other_disk,
+                disk: &mut self.disk,
+                peak: &mut self.peak_disk,
+            };
+            budget.spill(log, &dir)?;
             self.ram -= size;
         }
         Ok(())
@@ -738,12 +761,13 @@ impl Store {
         let Some(dir) = self.dir.clone() else {
             return Err(StoreError::Disk);
         };
-        let room = self.max_disk.saturating_sub(self.disk + self.other_disk);
-        let before = batch.0.disk();
-        let spilled = batch.0.spill(&dir, room);
-        self.disk += batch.0.disk() - before;
-        self.peak_disk = self.peak_disk.max(self.disk + self.other_disk);
-        spilled.map(|_| ())
+        let budget = DiskBudget {
+            max: self.max_disk,
+            other: self.other_disk,
+            disk: &mut self.disk,
+            peak: &mut self.peak_disk,
+        };
+        budget.spill(&mut batch.0, &dir)
     }
 
     /// Gives a batch's disk space back.
