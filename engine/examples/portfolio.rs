@@ -2,10 +2,14 @@
 //! alone, each capped (`-` and the count when it does not win within the
 //! cap); with `--complete`, of the complete search ordered by each member's
 //! weights instead. One line per deal: the deal, then one figure per member.
+//! With `--final`, the complete search alone in the tuning's final order
+//! (as a solve's last complete search): its outcome, expansions, positions
+//! stored, peak bytes and peak disk (its path's file) and seconds.
 //!
 //! ```text
 //! cargo run --release --example portfolio -- START END CAP [--cells K]
-//!     [--tuning FILE] [--deals FILE] [--complete]
+//!     [--tuning FILE] [--deals FILE] [--complete | --final]
+//!     [--max-bytes N] [--max-disk N]
 //! ```
 mod common;
 
@@ -14,26 +18,29 @@ use engine::Board;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let parsed = common::Args::parse(&["--cells", "--tuning", "--deals"], &["--complete"])
-        .and_then(|a| {
-            let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
-            let cap = a.number(2, "CAP")?;
-            Ok((
-                a.deals(start, end)?,
-                cap,
-                a.variant()?,
-                a.tuning()?,
-                a.flag("--complete"),
-            ))
-        });
-    let (deals, cap, v, tuning, complete) = match parsed {
+    let parsed = common::Args::parse(
+        &["--cells", "--tuning", "--deals", "--max-bytes", "--max-disk"],
+        &["--complete", "--final"],
+    )
+    .and_then(|a| {
+        let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
+        let cap = a.number(2, "CAP")?;
+        Ok((
+            a.deals(start, end)?,
+            cap,
+            a.variant()?,
+            a.tuning()?,
+            (a.flag("--complete"), a.flag("--final")),
+            a.limits()?,
+        ))
+    });
+    let (deals, cap, v, tuning, (complete, last), l) = match parsed {
         Ok(p) => p,
         Err(e) => {
             eprintln!("portfolio: {e}");
             return ExitCode::from(2);
         }
     };
-    let l = engine::solver::Limits::default();
     for n in deals {
         let b = match Board::deal(n, v) {
             Ok(b) => b,
@@ -42,6 +49,20 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+        if last {
+            let r = solve_complete_alone(&b, &l, cap, &tuning.final_order);
+            let s = r.stats;
+            println!(
+                "{n} {:?} expanded {} stored {} peak_bytes {} peak_disk {} seconds {:.1}",
+                r.outcome,
+                s.expanded,
+                s.stored,
+                s.peak_bytes,
+                s.peak_disk,
+                s.elapsed.as_secs_f64()
+            );
+            continue;
+        }
         let row: Vec<String> = tuning
             .members
             .iter()

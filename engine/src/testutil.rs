@@ -4,8 +4,20 @@
 
 use crate::board::Board;
 use crate::card::Card;
-use crate::solver::Limits;
+use crate::solver::{Limits, Solution};
 use crate::variant::{MoveRule, Variant};
+
+/// Plays `sol`'s moves from `start` by their notation, each checked, and
+/// asserts they win.
+pub fn replay(start: &Board, sol: &Solution) {
+    let mut b = start.clone();
+    for (i, s) in sol.notation.iter().enumerate() {
+        let m = b.parse_move(s.as_str()).unwrap();
+        b.apply_checked(m)
+            .unwrap_or_else(|e| panic!("move {i} {s}: {e}"));
+    }
+    assert!(b.is_won());
+}
 
 /// Exhaustive search over single-card moves, with or without the safe
 /// automatic moves; `None` when it needs more than `cap` positions.

@@ -178,6 +178,28 @@ pub struct DirtyMark {
     fp: u128,
 }
 
+impl DirtyMark {
+    /// Bytes `write` takes.
+    pub const BYTES: usize = if cfg!(debug_assertions) { 18 } else { 2 };
+
+    /// Appends the mark to `out` (`read` takes it back): for files a
+    /// search writes and reads itself.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.dirty.to_le_bytes());
+        #[cfg(debug_assertions)]
+        out.extend_from_slice(&self.fp.to_le_bytes());
+    }
+
+    /// The mark `write` wrote at the start of `b`.
+    pub fn read(b: &[u8]) -> DirtyMark {
+        DirtyMark {
+            dirty: u16::from_le_bytes([b[0], b[1]]),
+            #[cfg(debug_assertions)]
+            fp: u128::from_le_bytes(b[2..18].try_into().unwrap()),
+        }
+    }
+}
+
 impl Board {
     /// A hash of column `i`'s cards (equal columns, equal hashes; the
     /// Zobrist sum the fingerprint is built from).

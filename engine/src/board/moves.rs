@@ -54,6 +54,43 @@ pub enum Move {
 }
 
 impl Move {
+    /// The move as 32 bits (`from_code` reads them back): for files a
+    /// search writes and reads itself.
+    pub fn code(self) -> u32 {
+        let loc = |l: Loc| match l {
+            Loc::Column(i) => i as u32,
+            Loc::Cell(i) => 0x80 | i as u32,
+        };
+        match self {
+            Move::Shift { from, to, count } => loc(from) | loc(to) << 8 | (count as u32) << 16,
+            Move::Home { from, suit } => loc(from) | (suit as u32) << 8 | 1 << 24,
+        }
+    }
+
+    /// The move `code` wrote.
+    pub fn from_code(c: u32) -> Move {
+        let loc = |b: u32| {
+            if b & 0x80 != 0 {
+                Loc::Cell((b & 0x7f) as u8)
+            } else {
+                Loc::Column(b as u8)
+            }
+        };
+        let from = loc(c & 0xff);
+        if c >> 24 == 1 {
+            Move::Home {
+                from,
+                suit: (c >> 8) as u8,
+            }
+        } else {
+            Move::Shift {
+                from,
+                to: loc((c >> 8) & 0xff),
+                count: (c >> 16) as u8,
+            }
+        }
+    }
+
     /// Where the cards come from.
     #[inline]
     pub fn from(self) -> Loc {
@@ -579,6 +616,27 @@ mod tests {
             assert_eq!(b, orig);
             assert_eq!(b.fingerprint(), orig.fingerprint());
         }
+    }
+
+    /// Every move of every kind and place reads back from its code.
+    #[test]
+    fn codes_round_trip() {
+        let locs = (0..10u8).flat_map(|i| [Loc::Column(i), Loc::Cell(i)]);
+        let mut n = 0;
+        for from in locs.clone() {
+            for suit in 0..4 {
+                let m = Move::Home { from, suit };
+                assert_eq!(Move::from_code(m.code()), m);
+            }
+            for to in locs.clone() {
+                for count in [1, 2, 13, 255] {
+                    let m = Move::Shift { from, to, count };
+                    assert_eq!(Move::from_code(m.code()), m);
+                    n += 1;
+                }
+            }
+        }
+        assert_eq!(n, 20 * 20 * 4);
     }
 
     #[test]

@@ -357,7 +357,7 @@ struct SpillFile {
 }
 
 #[cfg(target_os = "linux")]
-pub(super) fn unlinked_file(dir: &Path) -> io::Result<File> {
+pub(crate) fn unlinked_file(dir: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     // O_TMPFILE (__O_TMPFILE | O_DIRECTORY): a file with no name, gone
     // when closed. The value is the same on every Linux architecture Rust
@@ -377,7 +377,7 @@ pub(super) fn unlinked_file(dir: &Path) -> io::Result<File> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn unlinked_file(dir: &Path) -> io::Result<File> {
+pub(crate) fn unlinked_file(dir: &Path) -> io::Result<File> {
     create_unlinked(dir)
 }
 

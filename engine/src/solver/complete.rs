@@ -14,6 +14,7 @@ use super::budget::{table_bytes, vec_growth, Budget, Load, Room};
 #[cfg(debug_assertions)]
 use super::heuristic::score;
 use super::heuristic::{Heuristic, Parent, Weights};
+use super::pathfile::PathFile;
 use super::progress::{self, Counts, Stage};
 use super::result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 use super::solution;
@@ -137,6 +138,11 @@ pub(super) struct Search {
     /// Children waiting, per frame: score, move and fingerprint.
     children: Vec<(i32, Move, u128)>,
     auto_log: Vec<Move>,
+    /// The bottom of the path (of the three stacks above) on disk, once
+    /// they fill `stack_room` (`pathfile`); only with a spill directory
+    /// and a disk budget.
+    path: Option<PathFile>,
+    stack_room: u64,
     scratch: Vec<Move>,
     stats: Stats,
     /// Publishes its counts to a watcher (`progress`) as it goes, as this
@@ -162,6 +168,8 @@ impl Search {
             frames: Vec::new(),
             children: Vec::new(),
             auto_log: Vec::new(),
+            path: None,
+            stack_room: stack_room(limits.max_bytes),
             scratch: Vec::new(),
             stats: Stats::default(),
             watch: (Stage::Complete, 0, Load::default()),
@@ -194,11 +202,106 @@ impl Search {
     }
 
     fn bytes(&self) -> u64 {
-        self.visited.bytes()
-            + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
-            + (self.children.capacity() * std::mem::size_of::<(i32, Move, u128)>()) as u64
-            + self.heuristic.bytes()
-            + (self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
+        self.visited.bytes() + self.stack_bytes() + self.heuristic.bytes()
+    }
+
+    /// Bytes of the path's stacks in memory.
+    fn stack_bytes(&self) -> u64 {
+        (self.frames.capacity() * std::mem::size_of::<Frame>()
+            + self.children.capacity() * std::mem::size_of::<(i32, Move, u128)>()
+            + self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
+    }
+
+    /// Whether the bottom of the path may go to disk.
+    fn can_spill(&self) -> bool {
+        self.limits.spill_dir.is_some() && self.limits.max_disk > 0
+    }
+
+    /// Bytes of spill held now.
+    fn disk(&self) -> u64 {
+        self.path.as_ref().map_or(0, |p| p.disk())
+    }
+
+    /// Writes the bottom half of the path (frames, their children and
+    /// automatic moves) to the path file; `Err` (memory: the search may
+    /// not grow) when the disk budget or the disk refuses it.
+    fn spill_path(&mut self) -> Result<(), LimitKind> {
+        let k = self.frames.len() / 2;
+        if k == 0 {
+            return Ok(());
+        }
+        // A frame's children follow the frames' order: those of frames
+        // below `k` come before frame `k`'s, and so do their automatic moves.
+        let c = self.frames[k].start;
+        let a: usize = self.frames[..k].iter().map(|f| f.autos).sum();
+        let mut buf = Vec::with_capacity(k * FRAME_BYTES + c * CHILD_BYTES + a * 4);
+        for f in &self.frames[..k] {
+            write_frame(f, &mut buf);
+        }
+        for &(h, m, fp) in &self.children[..c] {
+            buf.extend_from_slice(&h.to_le_bytes());
+            buf.extend_from_slice(&m.code().to_le_bytes());
+            buf.extend_from_slice(&fp.to_le_bytes());
+        }
+        for m in &self.auto_log[..a] {
+            buf.extend_from_slice(&m.code().to_le_bytes());
+        }
+        if self.path.is_none() {
+            let dir = self.limits.spill_dir.as_ref().expect("can_spill");
+            self.path =
+                Some(PathFile::new(dir, self.limits.max_disk).map_err(|_| LimitKind::Bytes)?);
+        }
+        let path = self.path.as_mut().unwrap();
+        path.push(&buf, [k, c, a]).map_err(|_| LimitKind::Bytes)?;
+        self.stats.peak_disk = self.stats.peak_disk.max(path.peak);
+        self.stats.peak_bytes = self
+            .stats
+            .peak_bytes
+            .max(self.bytes() + buf.capacity() as u64);
+        self.frames.drain(..k);
+        self.children.drain(..c);
+        self.auto_log.drain(..a);
+        for f in &mut self.frames {
+            f.start -= c;
+            f.next -= c;
+        }
+        Ok(())
+    }
+
+    /// Reads the newest segment of the path back, once the search has
+    /// backed up through every frame above it; false when none is left,
+    /// `Err` when the file cannot be read (the search cannot go on).
+    fn reload_path(&mut self) -> Result<bool, std::io::Error> {
+        let Some(path) = self.path.as_mut() else {
+            return Ok(false);
+        };
+        let mut buf = Vec::new();
+        let Some(read) = path.pop(&mut buf) else {
+            return Ok(false);
+        };
+        let [k, c, a] = read?;
+        debug_assert!(
+            self.frames.is_empty() && self.children.is_empty() && self.auto_log.is_empty()
+        );
+        let mut at = 0;
+        for _ in 0..k {
+            self.frames.push(read_frame(&buf[at..]));
+            at += FRAME_BYTES;
+        }
+        for _ in 0..c {
+            let b = &buf[at..at + CHILD_BYTES];
+            let h = i32::from_le_bytes(b[..4].try_into().unwrap());
+            let m = Move::from_code(u32::from_le_bytes(b[4..8].try_into().unwrap()));
+            let fp = u128::from_le_bytes(b[8..24].try_into().unwrap());
+            self.children.push((h, m, fp));
+            at += CHILD_BYTES;
+        }
+        for _ in 0..a {
+            let code = u32::from_le_bytes(buf[at..at + 4].try_into().unwrap());
+            self.auto_log.push(Move::from_code(code));
+            at += 4;
+        }
+        Ok(true)
     }
 
     /// Room for `n` more positions in the visited set, if the set then
@@ -227,14 +330,20 @@ impl Search {
                 return Step::Done(self.finish(Outcome::Limit(k), None, budget));
             }
             if self.b.is_won() {
-                let sol = self.build_solution();
-                return Step::Done(self.finish(Outcome::Solved, Some(sol), budget));
+                return Step::Done(self.won(budget));
             }
             self.expand(None, root_autos, None);
         }
         loop {
             if self.stats.expanded >= until {
                 return Step::Paused;
+            }
+            if self.frames.is_empty() {
+                match self.reload_path() {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(_) => return Step::Done(self.disk_failed(budget)),
+                }
             }
             let Some(top) = self.frames.last_mut() else {
                 return Step::Done(self.finish(Outcome::Unsolvable, None, budget));
@@ -288,8 +397,7 @@ impl Search {
                     next: 0,
                     runs: 0,
                 });
-                let sol = self.build_solution();
-                return Step::Done(self.finish(Outcome::Solved, Some(sol), budget));
+                return Step::Done(self.won(budget));
             }
             if self.stats.expanded >= self.cap {
                 let limit = Outcome::Limit(LimitKind::Positions);
@@ -305,6 +413,7 @@ impl Search {
                     expanded: expanded + self.stats.expanded,
                     stored: held.stored + self.visited.len(),
                     bytes: held.bytes + self.bytes(),
+                    disk: self.disk(),
                     ..Counts::default()
                 });
             }
@@ -325,6 +434,15 @@ impl Search {
         // `MAX_CHILDREN` children: what storing the position and expanding
         // it may allocate is counted before, each growth as a new buffer
         // while the old one still lives.
+        if self.can_spill()
+            && (self.frames.len() == self.frames.capacity()
+                || self.children.len() + MAX_CHILDREN > self.children.capacity())
+        {
+            let growth = vec_growth(&self.frames, 1) + vec_growth(&self.children, MAX_CHILDREN);
+            if self.stack_bytes() + growth > self.stack_room {
+                self.spill_path()?;
+            }
+        }
         let mut grown = 0;
         let mut compact = false;
         match &self.visited {
@@ -487,6 +605,10 @@ impl Search {
     ) -> SolveResult {
         self.stats.elapsed = budget.elapsed();
         self.stats.peak_bytes = self.stats.peak_bytes.max(self.bytes());
+        self.stats.peak_disk = self
+            .stats
+            .peak_disk
+            .max(self.path.as_ref().map_or(0, |p| p.peak));
         self.stats.proof_expanded = self.stats.expanded;
         SolveResult {
             outcome,
@@ -495,11 +617,64 @@ impl Search {
         }
     }
 
-    /// The path on the stack, shortened, as a `Solution`.
-    fn build_solution(&mut self) -> Solution {
-        let path: Vec<Move> = self.frames.iter().filter_map(|f| f.mv).collect();
+    /// The answer once the path ends in a win: the path (its bottom read
+    /// from the path file), shortened, as a `Solution`.
+    fn won(&mut self, budget: &Budget) -> SolveResult {
+        let mut path: Vec<Move> = Vec::new();
+        if let Some(p) = &self.path {
+            let read = p.each(|buf, [k, _, _]| {
+                for i in 0..k {
+                    path.extend(read_frame(&buf[i * FRAME_BYTES..]).mv);
+                }
+            });
+            if read.is_err() {
+                return self.disk_failed(budget);
+            }
+        }
+        path.extend(self.frames.iter().filter_map(|f| f.mv));
         let path = solution::shorten(&self.start, &path, false);
-        solution::describe(&self.start, &path, false)
+        let sol = solution::describe(&self.start, &path, false);
+        self.finish(Outcome::Solved, Some(sol), budget)
+    }
+
+    /// The answer when the path file cannot be read back: the search
+    /// cannot go on, and proves nothing.
+    fn disk_failed(&mut self, budget: &Budget) -> SolveResult {
+        self.finish(Outcome::Limit(LimitKind::Disk), None, budget)
+    }
+}
+
+/// The memory the path's stacks may take before their bottom goes to disk
+/// (`Search::spill_path`): a sixteenth of the budget, at least 1 MiB.
+fn stack_room(max_bytes: u64) -> u64 {
+    (max_bytes / 16).max(1 << 20)
+}
+
+/// Bytes of a frame and of a child in the path file.
+const FRAME_BYTES: usize = 4 + 4 + DirtyMark::BYTES + 8 + 8 + 8;
+const CHILD_BYTES: usize = 4 + 4 + 16;
+
+fn write_frame(f: &Frame, out: &mut Vec<u8>) {
+    out.extend_from_slice(&f.mv.map_or(u32::MAX, Move::code).to_le_bytes());
+    out.extend_from_slice(&(f.autos as u32).to_le_bytes());
+    f.mark.write(out);
+    for v in [f.start as u64, f.next as u64, f.runs] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn read_frame(b: &[u8]) -> Frame {
+    let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    let m = DirtyMark::BYTES;
+    let u64_at = |i: usize| u64::from_le_bytes(b[8 + m + i..16 + m + i].try_into().unwrap());
+    let code = u32_at(0);
+    Frame {
+        mv: (code != u32::MAX).then(|| Move::from_code(code)),
+        autos: u32_at(4) as usize,
+        mark: DirtyMark::read(&b[8..]),
+        start: u64_at(0) as usize,
+        next: u64_at(8) as usize,
+        runs: u64_at(16),
     }
 }
 
@@ -553,7 +728,7 @@ pub fn solve_complete_alone(
 mod tests {
     use super::*;
     use crate::solver::Tuning;
-    use crate::testutil::{exhaustive, late_positions, reachable};
+    use crate::testutil::{exhaustive, late_positions, reachable, replay};
     use crate::variant::{MoveRule, Variant};
 
     #[test]
@@ -703,6 +878,59 @@ mod tests {
             }
         }
         assert!(compared >= 20, "{compared}");
+    }
+
+    /// With the bottom of its path on disk (the stacks' room made tiny),
+    /// the complete search stores exactly the positions it stores in
+    /// memory, proves the same positions lost and wins with the same
+    /// solution: the path file changes where the path is, not the search.
+    #[test]
+    fn a_path_on_disk_gives_the_same_search() {
+        let on_disk = Limits {
+            spill_dir: Some(std::env::temp_dir()),
+            max_disk: 1 << 30,
+            ..Limits::default()
+        };
+        let order = Tuning::shipped().final_order;
+        let (mut proofs, mut spilled) = (0, 0);
+        let v = Variant::default().with_move_rule(MoveRule::Product);
+        for q in late_positions(v, 1..=120) {
+            let Some((false, n)) = reachable(&q, true, 40_000) else {
+                continue;
+            };
+            let mut s = Search::new(&q, order, &on_disk);
+            s.stack_room = 4096;
+            let r = run_alone(&mut s);
+            assert_eq!(r.outcome, Outcome::Unsolvable, "{q}");
+            assert_eq!(r.stats.stored, n as u64, "{q}");
+            assert_eq!(s.disk(), 0, "every segment read back");
+            proofs += 1;
+            if r.stats.peak_disk > 0 {
+                spilled += 1;
+            }
+        }
+        assert!(proofs >= 10 && spilled >= 5, "{proofs} {spilled}");
+        for deal in [26, 245] {
+            let b = Board::deal(deal, Variant::default().with_cells(1)).unwrap();
+            let full = solve_complete_alone(&b, &Limits::default(), u64::MAX, &order);
+            let mut s = Search::new(&b, order, &on_disk);
+            s.stack_room = 1 << 14;
+            let r = run_alone(&mut s);
+            assert!(r.stats.peak_disk > 1 << 16, "{deal}: {}", r.stats.peak_disk);
+            assert_eq!(r.outcome, Outcome::Solved, "{deal}");
+            replay(&b, r.solution.as_ref().unwrap());
+            assert_eq!(r.solution, full.solution, "{deal}");
+            assert_eq!(r.stats.stored, full.stats.stored, "{deal}");
+            // A disk budget too small for the path: a memory limit, as
+            // without disk.
+            let tight = Limits {
+                max_disk: 1 << 12,
+                ..on_disk.clone()
+            };
+            let mut s = Search::new(&b, order, &tight);
+            s.stack_room = 1 << 14;
+            assert_eq!(run_alone(&mut s).outcome, Outcome::Limit(LimitKind::Bytes));
+        }
     }
 
     /// The complete search counts what the expansion after a store may

@@ -23,6 +23,7 @@ mod budget;
 mod complete;
 mod heuristic;
 mod park;
+mod pathfile;
 mod portfolio;
 pub mod progress;
 mod queue;
@@ -270,21 +271,12 @@ pub fn min_cells_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::replay;
     use crate::variant::Variant;
 
     fn run(deal: u64, cells: u8) -> SolveResult {
         let b = Board::deal(deal, Variant::default().with_cells(cells)).unwrap();
         solve(&b, &Limits::default())
-    }
-
-    fn replay(start: &Board, sol: &Solution) {
-        let mut b = start.clone();
-        for (i, s) in sol.notation.iter().enumerate() {
-            let m = b.parse_move(s.as_str()).unwrap();
-            b.apply_checked(m)
-                .unwrap_or_else(|e| panic!("move {i} {s}: {e}"));
-        }
-        assert!(b.is_won());
     }
 
     #[test]
