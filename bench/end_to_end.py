@@ -148,6 +148,25 @@ def startup() -> None:
         print(f"    {cpu:5.2f} s  {name[:90]}")
 
 
+def ray_install(exe: str) -> str:
+    """Which Ray the command runs with: its core only, as the Quick start
+    installs it (``.[ray,reports]``), or with the dashboard's dependencies
+    (``ray[default]``, which ``.[dev]`` and ``.[cluster]`` bring), with which a
+    local Ray also starts its dashboard modules and is seconds slower to
+    start. Asked of the interpreter that runs `exe`."""
+    with open(exe, "rb") as f:
+        first = f.readline().decode(errors="replace").strip()
+    python = first[2:].strip() if first.startswith("#!") else sys.executable
+    probe = "import ray.dashboard.optional_deps"
+    full = subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
+    if not full:
+        return "Ray: core only, as the Quick start installs it"
+    return (
+        "Ray: with the dashboard's dependencies (ray[default]): NOT as the Quick start installs it; "
+        "its start is slower, so these figures do not judge issue 25's targets"
+    )
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--deals", action="append", help="a run's deals, A-B (repeatable; default 1-300 and 1-32000)")
@@ -165,6 +184,7 @@ def main() -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; {a.repeats} repeats, medians")
+    print(ray_install(exe))
     if a.startup:
         startup()
     for deals in a.deals or ["1-300", "1-32000"]:
