@@ -224,9 +224,9 @@ def deal(n: int, variant: VariantLike = "freecell", *, cells: int | None = None)
 class Limits:
     """Budgets for one search; hitting one gives outcome `limit`.
 
-    `max_bytes` bounds memory, `max_disk` the spill files of the prover
-    (the exhaustive search a solve falls back to when its memory runs
-    out), `max_seconds` the time, `max_positions` (default: none) the
+    `max_bytes` bounds memory, `max_disk` the spill files (the bottom of
+    the complete search's path, and the prover's: the exhaustive search a
+    solve falls back to when its memory runs out), `max_seconds` the time, `max_positions` (default: none) the
     positions stored. `spill_dir` only says where spill files go (default:
     the system's temporary directory); it never changes a result, so it
     takes no part in equality or a run's configuration.

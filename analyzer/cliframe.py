@@ -607,7 +607,7 @@ def add_limit_options(p: Any, *, per: str = "search") -> None:
     )  # fmt: skip
     p.add_argument(
         "--max-disk", type=option(lambda text: parse_size(text, lo=0), "bytes"), metavar="B",
-        help=f"disk per {per} for the prover's spill files (a proof that outgrows its memory goes on on disk); "
+        help=f"disk per {per} for spill files (a proof that outgrows its memory goes on on disk); "
         f"0 keeps proofs in memory (default: {_size_text(d.max_disk)})",
     )  # fmt: skip
     p.add_argument(

@@ -281,7 +281,8 @@ struct SolveRecord {
     positions_expanded: u64,
     positions_stored: u64,
     peak_bytes: u64,
-    /// Peak bytes of the prover's spill files (0 when it wrote none).
+    /// Peak bytes of spill files: the complete search's path, the prover's
+    /// (0 when it wrote none).
     peak_disk_bytes: u64,
     elapsed_s: f64,
     error: Option<String>,

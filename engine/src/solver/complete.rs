@@ -183,6 +183,19 @@ impl Search {
         self.watch = (stage, expanded, held);
     }
 
+    /// Peak bytes of its path file (0: none written).
+    pub(super) fn peak_disk(&self) -> u64 {
+        self.stats
+            .peak_disk
+            .max(self.path.as_ref().map_or(0, |p| p.peak))
+    }
+
+    /// Counts `bytes` of spill an earlier search of the solve held (the
+    /// interleaved one this one replaces) in its peak.
+    pub(super) fn saw_disk(&mut self, bytes: u64) {
+        self.stats.peak_disk = self.stats.peak_disk.max(bytes);
+    }
+
     /// Whether it has taken a turn.
     pub(super) fn started(&self) -> bool {
         self.started

@@ -141,7 +141,8 @@ fn prove_after(board: &Board, limits: &Limits, first: SolveResult) -> SolveResul
         proof_expanded: first.stats.proof_expanded + p.expanded,
         stored: p.stored,
         peak_bytes: first.stats.peak_bytes.max(p.peak_bytes),
-        peak_disk: p.peak_disk,
+        // The complete search's path file is gone before the prover starts.
+        peak_disk: first.stats.peak_disk.max(p.peak_disk),
         elapsed: spent + p.elapsed,
     };
     let (outcome, solution) = match proof.outcome {

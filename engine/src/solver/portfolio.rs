@@ -367,7 +367,9 @@ impl<'a> Portfolio<'a> {
         self.members = Vec::new();
         self.groups = Vec::new();
         if self.complete.started() {
+            let spilled = self.complete.peak_disk();
             self.complete = Search::new(self.board, self.tuning.final_order, self.budget.limits());
+            self.complete.saw_disk(spilled);
         }
         if let Some(r) = self.probe(&mut expanded, &mut proved) {
             return r;
@@ -545,9 +547,9 @@ impl<'a> Portfolio<'a> {
                 proof_expanded: self.complete.expansions(),
                 stored: peak.stored,
                 peak_bytes: peak.bytes,
+                // The interleaved complete search's path file, if any.
+                peak_disk: self.complete.peak_disk(),
                 elapsed: self.budget.elapsed(),
-                // A statistic the portfolio does not count stays 0.
-                ..Stats::default()
             },
         }
     }

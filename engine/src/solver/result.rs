@@ -91,7 +91,8 @@ pub struct Stats {
     pub stored: u64,
     /// Peak bytes of the visited set and the search stack.
     pub peak_bytes: u64,
-    /// Peak bytes of the prover's spill files.
+    /// Peak bytes of spill files: the complete search's path file, the
+    /// prover's files (never both at once).
     pub peak_disk: u64,
     pub elapsed: Duration,
 }
