@@ -19,7 +19,13 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let parsed = common::Args::parse(
-        &["--cells", "--tuning", "--deals", "--max-bytes", "--max-disk"],
+        &[
+            "--cells",
+            "--tuning",
+            "--deals",
+            "--max-bytes",
+            "--max-disk",
+        ],
         &["--complete", "--final"],
     )
     .and_then(|a| {
