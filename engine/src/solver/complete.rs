@@ -251,10 +251,8 @@ impl Search {
         for f in &self.frames[..k] {
             write_frame(f, &mut buf);
         }
-        for &(h, m, fp) in &self.children[..c] {
-            buf.extend_from_slice(&h.to_le_bytes());
-            buf.extend_from_slice(&m.code().to_le_bytes());
-            buf.extend_from_slice(&fp.to_le_bytes());
+        for c in &self.children[..c] {
+            write_child(c, &mut buf);
         }
         for m in &self.auto_log[..a] {
             buf.extend_from_slice(&m.code().to_le_bytes());
@@ -302,11 +300,7 @@ impl Search {
             at += FRAME_BYTES;
         }
         for _ in 0..c {
-            let b = &buf[at..at + CHILD_BYTES];
-            let h = i32::from_le_bytes(b[..4].try_into().unwrap());
-            let m = Move::from_code(u32::from_le_bytes(b[4..8].try_into().unwrap()));
-            let fp = u128::from_le_bytes(b[8..24].try_into().unwrap());
-            self.children.push((h, m, fp));
+            self.children.push(read_child(&buf[at..]));
             at += CHILD_BYTES;
         }
         for _ in 0..a {
@@ -618,10 +612,7 @@ impl Search {
     ) -> SolveResult {
         self.stats.elapsed = budget.elapsed();
         self.stats.peak_bytes = self.stats.peak_bytes.max(self.bytes());
-        self.stats.peak_disk = self
-            .stats
-            .peak_disk
-            .max(self.path.as_ref().map_or(0, |p| p.peak));
+        self.stats.peak_disk = self.peak_disk();
         self.stats.proof_expanded = self.stats.expanded;
         SolveResult {
             outcome,
@@ -674,6 +665,18 @@ fn write_frame(f: &Frame, out: &mut Vec<u8>) {
     for v in [f.start as u64, f.next as u64, f.runs] {
         out.extend_from_slice(&v.to_le_bytes());
     }
+}
+
+fn write_child(&(h, m, fp): &(i32, Move, u128), out: &mut Vec<u8>) {
+    out.extend_from_slice(&h.to_le_bytes());
+    out.extend_from_slice(&m.code().to_le_bytes());
+    out.extend_from_slice(&fp.to_le_bytes());
+}
+
+fn read_child(b: &[u8]) -> (i32, Move, u128) {
+    let h = i32::from_le_bytes(b[..4].try_into().unwrap());
+    let m = Move::from_code(u32::from_le_bytes(b[4..8].try_into().unwrap()));
+    (h, m, u128::from_le_bytes(b[8..24].try_into().unwrap()))
 }
 
 fn read_frame(b: &[u8]) -> Frame {
