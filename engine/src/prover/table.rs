@@ -247,6 +247,20 @@ pub struct FpTable {
     slots: u64,
 }
 
+/// A dropped table's segments go back to the allocator at once, below
+/// its mmap threshold each, so their pages stay resident until asked for
+/// again; they are given back to the system (`heap`), so that the search
+/// that follows (the prover, after a complete search that filled the
+/// memory with its table) does not hold both: MS 13599 with 1 cell in
+/// 1 GiB held 1.61 GB resident without this.
+impl Drop for FpTable {
+    fn drop(&mut self) {
+        let bytes = self.slots * SLOT_BYTES;
+        self.segments = Vec::new();
+        crate::heap::freed(bytes, 0);
+    }
+}
+
 impl Default for FpTable {
     fn default() -> Self {
         FpTable::new()
