@@ -225,6 +225,20 @@ impl Search {
             + self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
     }
 
+    /// What the stacks grow by for the expansion after a store (a frame
+    /// and up to `MAX_CHILDREN` children), each growth counted as a new
+    /// buffer while the old one lives; 0 when they have room.
+    fn stack_growth(&self) -> u64 {
+        let mut g = 0;
+        if self.frames.len() == self.frames.capacity() {
+            g += vec_growth(&self.frames, 1);
+        }
+        if self.children.len() + MAX_CHILDREN > self.children.capacity() {
+            g += vec_growth(&self.children, MAX_CHILDREN);
+        }
+        g
+    }
+
     /// Whether the bottom of the path may go to disk.
     fn can_spill(&self) -> bool {
         self.limits.spill_dir.is_some() && self.limits.max_disk > 0
@@ -441,12 +455,9 @@ impl Search {
         // `MAX_CHILDREN` children: what storing the position and expanding
         // it may allocate is counted before, each growth as a new buffer
         // while the old one still lives.
-        if self.can_spill()
-            && (self.frames.len() == self.frames.capacity()
-                || self.children.len() + MAX_CHILDREN > self.children.capacity())
-        {
-            let growth = vec_growth(&self.frames, 1) + vec_growth(&self.children, MAX_CHILDREN);
-            if self.stack_bytes() + growth > self.stack_room {
+        if self.can_spill() {
+            let growth = self.stack_growth();
+            if growth > 0 && self.stack_bytes() + growth > self.stack_room {
                 self.spill_path()?;
             }
         }
@@ -479,12 +490,7 @@ impl Search {
             Visited::Fast(_) => {}
             Visited::Compact(t) => grown += t.bytes_to_insert(fp) - t.bytes(),
         }
-        if self.frames.len() == self.frames.capacity() {
-            grown += vec_growth(&self.frames, 1);
-        }
-        if self.children.len() + MAX_CHILDREN > self.children.capacity() {
-            grown += vec_growth(&self.children, MAX_CHILDREN);
-        }
+        grown += self.stack_growth();
         if grown > 0 {
             let now = self.bytes();
             if now + grown > room.bytes {
