@@ -4,9 +4,11 @@
     python bench/end_to_end.py --deals 1-1000000 --repeats 1
     python bench/end_to_end.py --startup                # also: where Ray's start-up goes
 
-Ours is ``freecell-analyzer run DEALS --out TMP -q`` in a fresh process, as a
-user types it (local Ray started by the command, every deal written to
-Parquet and its answer printed). The peer is fc-solve 6.16 a2 (the author's
+Ours is ``freecell-analyzer run DEALS --out TMP -q --json`` in a fresh
+process, as a user types it (local Ray started by the command, the driver
+solving while it starts, every deal written to Parquet), and the same with
+``--ray-only`` (every task on Ray's workers); the summary says how many
+deals the driver solved and when Ray was up. The peer is fc-solve 6.16 a2 (the author's
 benchmark build, ``lg-mod1`` compiled in) as two processes of
 ``freecell-solver-range-parallel-solve`` over the two halves of the deals,
 one per core of this machine, started together. For each we print the wall
@@ -32,6 +34,7 @@ machine is shared, so compare the ratios of one run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -69,29 +72,40 @@ def machine_cpu() -> float:
 class Timing:
     wall: float
     cpu: float
+    #: ours: deals the driver solved while its local Ray started, and when
+    #: that Ray was up (None: the run was done first, or --ray-only).
+    driver_deals: int = 0
+    ray_up_s: float | None = None
 
 
-def timed(start: list[list[str]], **kw: object) -> Timing:
-    """Starts every command at once and waits for all; wall and machine CPU."""
+def timed(start: list[list[str]], **kw: object) -> tuple[Timing, list[bytes]]:
+    """Starts every command at once and waits for all; wall and machine
+    CPU, and what each printed on stdout."""
     c0, t0 = machine_cpu(), time.perf_counter()
-    procs = [subprocess.Popen(cmd, stdin=subprocess.DEVNULL, **kw) for cmd in start]  # type: ignore[call-overload]
-    codes = [p.wait() for p in procs]
+    procs = [subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, **kw) for cmd in start]  # type: ignore[call-overload]
+    outs = [p.communicate()[0] for p in procs]
     t1, c1 = time.perf_counter(), machine_cpu()
+    codes = [p.returncode for p in procs]
     if any(codes):
         raise BenchError(f"{start} exited with {codes}")
-    return Timing(t1 - t0, c1 - c0)
+    return Timing(t1 - t0, c1 - c0), outs
 
 
-def ours(deals: str, exe: str) -> Timing:
+def ours(deals: str, exe: str, ray_only: bool) -> Timing:
+    """``run DEALS`` as a user types it, with ``--json`` for what the driver did."""
     with tempfile.TemporaryDirectory(prefix="e2e_") as tmp:
-        return timed([[exe, "run", deals, "--out", str(Path(tmp) / "run"), "-q"]], stdout=subprocess.DEVNULL)
+        cmd = [exe, "run", deals, "--out", str(Path(tmp) / "run"), "-q", "--json", *(["--ray-only"] if ray_only else [])]
+        t, (out,) = timed([cmd])
+        doc = json.loads(out)
+        t.driver_deals, t.ray_up_s = int(doc["driver_deals"]), doc["ray_up_s"]
+        return t
 
 
 def a2_halves(deals: DealRange, root: Path) -> Timing:
     tool = root / FCS6_VARIANTS["a2"].directory / "bin" / "freecell-solver-range-parallel-solve"
     mid = (deals.start + deals.end) // 2
     halves = [(deals.start, mid), (mid + 1, deals.end)]
-    return timed([[str(tool), str(a), str(b), "1"] for a, b in halves], stdout=subprocess.DEVNULL)
+    return timed([[str(tool), str(a), str(b), "1"] for a, b in halves])[0]
 
 
 def startup() -> None:
@@ -189,15 +203,20 @@ def main() -> int:
         startup()
     for deals in a.deals or ["1-300", "1-32000"]:
         (r,) = parse_deals(deals)
-        mine = [ours(deals, exe) for _ in range(a.repeats)]
-        peer = [a2_halves(r, a.fcs6_root) for _ in range(a.repeats)]
+        # Interleaved: ours, ours --ray-only, a2; repeated.
+        rounds = [(ours(deals, exe, False), ours(deals, exe, True), a2_halves(r, a.fcs6_root)) for _ in range(a.repeats)]
+        mine, ray_only, peer = ([t[i] for t in rounds] for i in range(3))
         w_ours, w_peer = statistics.median(t.wall for t in mine), statistics.median(t.wall for t in peer)
         c_ours, c_peer = statistics.median(t.cpu for t in mine), statistics.median(t.cpu for t in peer)
+        w_only, c_only = statistics.median(t.wall for t in ray_only), statistics.median(t.cpu for t in ray_only)
         ratio = w_ours / w_peer
         print(f"run {deals} ({count([r]):,} deals):")
         print(f"  ours: {w_ours:.2f} s wall ({', '.join(f'{t.wall:.2f}' for t in mine)}), {c_ours:.1f} s machine CPU")
+        ups = ", ".join("done first" if t.ray_up_s is None else f"{t.ray_up_s:.1f} s" for t in mine)
+        print(f"    the driver solved {', '.join(f'{t.driver_deals:,}' for t in mine)} deals while Ray started; Ray up after: {ups}")
+        print(f"  ours --ray-only: {w_only:.2f} s wall ({', '.join(f'{t.wall:.2f}' for t in ray_only)}), {c_only:.1f} s machine CPU")
         print(f"  a2 as two processes: {w_peer:.2f} s wall ({', '.join(f'{t.wall:.2f}' for t in peer)}), {c_peer:.1f} s machine CPU")
-        print(f"  wall ours / a2: {ratio:.2f}x")
+        print(f"  wall ours / a2: {ratio:.2f}x (--ray-only: {w_only / w_peer:.2f}x)")
         want_ratio, want_wall = TARGETS.get(deals, (None, None))
         if want_ratio is not None:
             verdict = "met" if ratio <= want_ratio else f"missed by {ratio / want_ratio:.2f}x"

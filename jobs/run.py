@@ -16,8 +16,10 @@ deterministic, so its own errors become ``error`` rows instead (Ray's
 as a resource). ``--retry-limits`` runs an escalation pass instead.
 
 Without ``--address`` (or ``RAY_ADDRESS``) Ray starts on this machine with
-all its cores; with one, the run joins that cluster, where ``--out`` must be
-on storage that every node mounts at the same path.
+all its cores, and while it starts the driver solves the first tasks
+itself (`LocalRayStart`, `DriverLane`; not with ``--ray-only``); with an
+address, the run joins that cluster, where ``--out`` must be on storage
+that every node mounts at the same path.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TextIO, cast
 
 from analyzer._api import MOVE_RULES
 from analyzer.cliframe import (
@@ -286,6 +288,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="with --retry-limits: run only on Ray nodes that have this custom resource",
     )
     ray_.add_argument(
+        "--ray-only",
+        action="store_true",
+        help="every task on Ray's workers (default: while a local Ray starts, the driver solves the first tasks itself)",
+    )
+    ray_.add_argument(
         "--max-in-flight",
         type=count_option("tasks", 1, MAX_IN_FLIGHT),
         metavar="N",
@@ -331,6 +338,9 @@ class RunOptions:
     max_in_flight: int | None = None
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
     progress_interval: float = DEFAULT_PROGRESS_INTERVAL
+    #: While a local Ray starts, the driver solves the first tasks itself
+    #: (`DriverLane`); off with ``--ray-only``. Never on a cluster joined.
+    driver_solves: bool = True
     command: list[str] = field(default_factory=lambda: list(sys.argv))
     #: -1 quiet (errors only on stderr), 0 normal, 1 a line per task.
     verbosity: int = 0
@@ -365,6 +375,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         max_in_flight=args.max_in_flight,
         stall_timeout=args.stall_timeout,
         progress_interval=args.progress_interval,
+        driver_solves=not args.ray_only,
         verbosity=args.verbosity,
     )
 
@@ -461,7 +472,7 @@ def classify_failure(exc: BaseException) -> ErrorKind:
         return "environment"
     if isinstance(exc, StorageError):
         return "storage"
-    if isinstance(exc, rex.RayTaskError):
+    if isinstance(exc, rex.RayTaskError | LocalTaskError):
         cause = exc.cause
         if isinstance(cause, EngineUnavailableError | ImportError):
             return "environment"
@@ -477,7 +488,7 @@ def classify_failure(exc: BaseException) -> ErrorKind:
 def _first_line(exc: BaseException) -> str:
     from ray import exceptions as rex
 
-    cause = exc.cause if isinstance(exc, rex.RayTaskError) else None
+    cause = exc.cause if isinstance(exc, rex.RayTaskError | LocalTaskError) else None
     if cause is not None and str(cause):
         return f"{type(cause).__name__}: {str(cause).strip().splitlines()[0]}"
     text = str(exc).strip().splitlines()
@@ -509,6 +520,11 @@ class RunOutcome:
     failed: list[tuple[DealRange, str]] = field(default_factory=list)
     max_worker_rss: int = 0
     task_deals: int = 0
+    #: Deals the driver solved itself while a local Ray started (`DriverLane`).
+    driver_deals: int = 0
+    #: Seconds from the start of the run until the local Ray it started in
+    #: the background was up; None when it joined Ray or needed none.
+    ray_up_s: float | None = None
     #: Rows by outcome that this invocation wrote (an escalation pass: the
     #: rows of the files it rewrote).
     outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
@@ -525,6 +541,8 @@ class RunOutcome:
             "exit_code": self.exit_code,
             "deals_done": self.deals_done,
             "tasks_done": self.tasks_done,
+            "driver_deals": self.driver_deals,
+            "ray_up_s": self.ray_up_s,
             "files_sealed": self.files_sealed,
             "wall_s": self.wall_s,
             "outcomes": dict(self.outcomes),
@@ -746,6 +764,36 @@ def _probe_address(address: str, timeout: float) -> None:
         raise AnalyzerError(f"cannot reach the Ray cluster at {address} ({why}; waited at most {timeout:g} s)") from None
 
 
+def _ray_address(address: str | None) -> str:
+    """The cluster a run joins: `address`, else ``$RAY_ADDRESS``, else
+    ``"local"`` (a new Ray on this machine)."""
+    return address or os.environ.get("RAY_ADDRESS") or "local"
+
+
+def _init_kwargs(addr: str, *, off_main: bool) -> dict[str, object]:
+    """`ray.init`'s arguments for `addr`, called in a thread other than the
+    main one when `off_main`. Ray warns on every start that token
+    authentication is off: a local run and a cluster that chose no token
+    need no such line each time."""
+    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+    if off_main:
+        # Ray says it sets no SIGTERM handler off the main thread: the
+        # driver sets its own.
+        logging.getLogger("ray._private.worker").setLevel(logging.ERROR)
+    kwargs: dict[str, object] = {"address": addr, "logging_level": logging.WARNING, "log_to_driver": True}
+    if addr == "local":
+        # "local": a new Ray on this machine with all its cores, never an
+        # unrelated cluster some other process left running here.
+        kwargs["include_dashboard"] = False
+    return kwargs
+
+
+def _connect_error(addr: str, e: BaseException) -> BaseException:
+    if isinstance(e, (ConnectionError, ValueError, RuntimeError)):
+        return AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {str(e).strip().splitlines()[0]}")
+    return e
+
+
 def connect(
     address: str | None,
     timeout: float = CONNECT_TIMEOUT,
@@ -759,8 +807,8 @@ def connect(
 
     if ray.is_initialized():
         return False
-    addr = address or os.environ.get("RAY_ADDRESS") or "local"
-    kwargs: dict[str, object] = {"address": addr, "logging_level": logging.WARNING, "log_to_driver": True}
+    addr = _ray_address(address)
+    kwargs = _init_kwargs(addr, off_main=addr != "local")
     done = threading.Event()
 
     def watchdog() -> None:
@@ -772,10 +820,6 @@ def connect(
 
     def join() -> None:
         try:
-            if addr != "local":
-                # Ray says it sets no SIGTERM handler off the main thread: the
-                # driver sets its own.
-                logging.getLogger("ray._private.worker").setLevel(logging.ERROR)
             ray.init(**kwargs)  # type: ignore[arg-type]
         except BaseException as e:  # handed to the caller's thread
             failure.append(e)
@@ -783,17 +827,12 @@ def connect(
             done.set()
 
     failure: list[BaseException] = []
-    if addr == "local":
-        # "local": a new Ray on this machine with all its cores, never an
-        # unrelated cluster some other process left running here.
-        kwargs["include_dashboard"] = False
-    else:
+    if addr != "local":
         _probe_address(addr, timeout)
         threading.Thread(target=watchdog, daemon=True).start()
-    # Ray warns on every start that token authentication is off; a local
-    # run and a cluster that chose no token need no such line each time.
-    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
     if addr == "local":
+        # Ray's processes die with the thread that started them
+        # (PR_SET_PDEATHSIG): a local Ray is started by this one.
         join()
     else:
         # Joining blocks in native code, where no Python signal handler
@@ -803,11 +842,150 @@ def connect(
         while not done.wait(0.2):
             _check_stop()
     if failure:
-        e = failure[0]
-        if isinstance(e, (ConnectionError, ValueError, RuntimeError)):
-            raise AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {str(e).strip().splitlines()[0]}") from e
-        raise e
+        raise _connect_error(addr, failure[0]) from failure[0]
     return True
+
+
+class RayStart(Protocol):
+    """Ray coming up in the background (`LocalRayStart`)."""
+
+    failure: BaseException | None
+    t_start: float
+    t_up: float
+
+    @property
+    def up(self) -> bool: ...
+
+    def stop(self) -> None: ...
+
+
+class LocalRayStart:
+    """A new local Ray, started in a thread of its own while the driver
+    solves the run's first tasks itself (`DriverLane`), so that no core
+    waits for Ray's start (2 to 4 s on a small machine, most of it Ray's
+    processes starting one after another and polling each other).
+
+    The thread lives as long as the Ray it started: Ray's processes die with
+    the thread that started them (PR_SET_PDEATHSIG). `stop` shuts a Ray that
+    came up down; a start still under way when the run no longer needs it
+    is abandoned: its thread shuts it down once up, and a process that exits
+    first takes Ray's half-started processes with it."""
+
+    def __init__(self, wake: threading.Event) -> None:
+        self._wake = wake
+        self._lock = threading.Lock()
+        self._settled = threading.Event()
+        self._release = threading.Event()
+        self._abandoned = False
+        self._up = False
+        self.failure: BaseException | None = None
+        self.t_start = time.monotonic()
+        self.t_up = 0.0
+        self._thread = threading.Thread(target=self._main, name="ray-start", daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        try:
+            import ray
+
+            ray.init(**_init_kwargs("local", off_main=True))  # type: ignore[arg-type]
+        except BaseException as e:
+            with self._lock:
+                self.failure = None if self._abandoned else _connect_error("local", e)
+            self._settled.set()
+            self._wake.set()
+            return
+        with self._lock:
+            self._up = not self._abandoned
+            self.t_up = time.monotonic()
+        self._settled.set()
+        self._wake.set()
+        if self._up:
+            self._release.wait()  # `stop` has shut Ray down by then
+        else:
+            disconnect()
+
+    @property
+    def up(self) -> bool:
+        """Whether Ray is up (and this driver connected to it)."""
+        return self._up
+
+    def stop(self) -> None:
+        """Ends this Ray: shuts it down when up, else abandons its start."""
+        with self._lock:
+            self._abandoned = True
+            up = self._up
+        if up:
+            disconnect()
+            self._release.set()
+            self._thread.join()
+
+
+class LocalTaskError(Exception):
+    """A task the driver ran itself (`DriverLane`) raised `cause`: the
+    driver's counterpart of Ray's ``RayTaskError`` for a worker's task."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.cause = cause
+
+
+class LocalRef:
+    """A task given to the `DriverLane`, kept in the driver's table of tasks
+    in flight beside Ray's object references."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn, self.args = fn, args
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class DriverLane:
+    """Runs the run's tasks in the driver process, one at a time, in a thread
+    of its own (the engine releases the GIL), while the main thread goes on
+    waiting, reading signals and handing Ray its tasks. The same functions
+    as on Ray's workers (`jobs.task.run_part`, `seal_unit`), so a part or a
+    file is the same bytes whoever wrote it. A task the lane has not
+    finished when the driver gives up is abandoned like a Ray task in
+    flight: a part it completes is valid (written under a temporary name,
+    then renamed) and the next run keeps it."""
+
+    def __init__(self, wake: threading.Event) -> None:
+        self._wake = wake
+        self._todo: collections.deque[LocalRef] = collections.deque()
+        self._cv = threading.Condition()
+        self._finished: list[LocalRef] = []
+        self.busy: LocalRef | None = None
+        threading.Thread(target=self._main, name="driver-lane", daemon=True).start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> LocalRef:
+        ref = LocalRef(fn, args)
+        with self._cv:
+            self.busy = ref
+            self._todo.append(ref)
+            self._cv.notify()
+        return ref
+
+    def _main(self) -> None:
+        while True:
+            with self._cv:
+                while not self._todo:
+                    self._cv.wait()
+                ref = self._todo.popleft()
+            try:
+                ref.result = ref.fn(*ref.args)
+            except BaseException as e:  # handed to the driver's loop
+                ref.error = LocalTaskError(e)
+            with self._cv:
+                self._finished.append(ref)
+                self.busy = None
+            self._wake.set()
+
+    def take_finished(self) -> list[LocalRef]:
+        """The tasks finished since the last call."""
+        with self._cv:
+            done, self._finished = self._finished, []
+        return done
 
 
 def disconnect() -> None:
@@ -840,13 +1018,16 @@ def run(
     *,
     on_chunk: Callable[[TaskSummary], None] | None = None,
     stream: TextIO | None = None,
+    ray_start: Callable[[threading.Event], RayStart] | None = None,
 ) -> RunOutcome:
     """Runs (or resumes) a batch; returns what happened with its exit code.
 
     Raises `AnalyzerError` subclasses (one line, exit 2) for a bad output
     directory or a directory another driver holds, and `StorageError` when
     the directory cannot be written. `on_chunk` is called on the driver
-    after each solving task (tests use it to disturb a run at a known point)."""
+    after each solving task (tests use it to disturb a run at a known point).
+    `ray_start` stands in for `LocalRayStart` (tests: the driver solves
+    until they say Ray is up)."""
     err = stream or sys.stderr
     # Information (start, progress, notes, the final line) goes to `note`;
     # errors and warnings always to `err`.
@@ -873,7 +1054,7 @@ def run(
     main = threading.current_thread() is threading.main_thread()
     old_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
     try:
-        return _drive(options, manifest, outcome, finish, on_chunk, err, note, t_start)
+        return _drive(options, manifest, outcome, finish, on_chunk, err, note, t_start, ray_start)
     except StorageError as e:
         print(f"freecell-analyzer: error: {e}" + ("; free space, then run the same command again to resume" if e.resumable else ""), file=err)
         return finish("incomplete" if e.resumable else "failed", EXIT_INCOMPLETE if e.resumable else EXIT_USAGE)
@@ -895,6 +1076,7 @@ def _drive(
     err: TextIO,
     note: TextIO,
     t_start: float,
+    ray_start: Callable[[threading.Event], RayStart] | None = None,
 ) -> RunOutcome:
     out, config = options.out, manifest.config.spilling_to(options.config.limits.spill_dir)
     state = _reconcile(out, manifest, note)
@@ -912,35 +1094,39 @@ def _drive(
         return finish("complete", EXIT_OK)
 
     we_connected = False
-    pending: dict[ObjectRef[Any], _InFlight] = {}
+    pending: dict[Any, _InFlight] = {}  # Ray's object references and the lane's `LocalRef`s
     progress: Progress | None = None
+    starting: RayStart | None = None
+    lane: DriverLane | None = None
+    wake = threading.Event()  # set by the lane and the local start when they have news
     try:
         _catch_signals()  # a signal while Ray starts or is joined
-        we_connected = connect(
-            options.address,
-            options.connect_timeout,
-            lambda: finish("failed", EXIT_USAGE),
-        )
-        _catch_signals(fresh=False)  # after Ray's start, which installs its own handlers
-        import ray
-
-        _check_memory(config)
-        cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+        loaded = sys.modules.get("ray")
+        local = _ray_address(options.address) == "local" and not (loaded and loaded.is_initialized())
+        if ray_start is not None or (options.driver_solves and local):
+            # A local Ray starts in the background; the driver solves until it is up.
+            starting, lane = (ray_start or LocalRayStart)(wake), DriverLane(wake)
+            cpus = _local_cpus()
+        else:
+            we_connected = connect(
+                options.address,
+                options.connect_timeout,
+                lambda: finish("failed", EXIT_USAGE),
+            )
+            _catch_signals(fresh=False)  # after Ray's start, which installs its own handlers
+            cpus = _ray_ready(config)
         window = options.max_in_flight or max(2, 2 * cpus)
         size = task_size(todo_deals - done_parts, cpus, config, options.task_deals)
         outcome.task_deals = size
         print(
             f"run {format_deals(options.deals)} -> {out}: {config.describe()}; {todo_deals - done_parts} deals to do "
             f"({done0} already done) in tasks of up to {size} deals, files of {manifest.file_deals} deals; "
-            f"{cpus} CPUs, {window} tasks in flight",
+            f"{cpus} CPUs, {window} tasks in flight" + ("; the driver solves while Ray starts" if lane else ""),
             file=note,
             flush=True,
         )
-        solve = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(run_part)
-        # No CPU or memory reserved for sealing: it is short and mostly I/O,
-        # and a reservation let the solving tasks always queued behind the
-        # window take every freed CPU first (a 10M run sealed nothing).
-        sealer = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(seal_unit)
+        solve: Any = None
+        sealer: Any = None
         config_json = config.canonical_json()
         prov = manifest.provenance.as_dict()
         out_abs = os.fspath(out.resolve())
@@ -970,28 +1156,55 @@ def _drive(
                 queue.extend((unit, t) for t in tasks)
 
         while True:
+            wake.clear()  # news from here on ends the wait below at once
+            if starting is not None and solve is None and (starting.up or starting.failure is not None):
+                if starting.failure is not None:
+                    raise starting.failure
+                _catch_signals(fresh=False)
+                cpus = _ray_ready(config)
+                window = options.max_in_flight or max(2, 2 * cpus)
+                outcome.ray_up_s = round(starting.t_up - t_start, 3)
+                if options.verbosity > 0:
+                    progress.write(
+                        f"Ray up after {starting.t_up - starting.t_start:.1f} s ({cpus} CPUs); "
+                        f"the driver solved {outcome.driver_deals} deals meanwhile"
+                    )
+            if solve is None and (starting is None or starting.up):
+                import ray
+
+                solve = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(run_part)
+                # No CPU or memory reserved for sealing: it is short and mostly I/O,
+                # and a reservation let the solving tasks always queued behind the
+                # window take every freed CPU first (a 10M run sealed nothing).
+                sealer = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(seal_unit)
             refill()
             while len(pending) < window and (seals or queue):
+                # Before Ray is up the lane takes one task at a time; after,
+                # Ray takes them all.
+                if solve is None and (lane is None or lane.busy is not None):
+                    break
+                ref: Any
                 if seals:
                     u = seals.popleft()
-                    ref: ObjectRef[Any] = sealer.options(name=f"seal deals {u}").remote(u.start, u.end, config_json, prov, out_abs)
+                    args = (u.start, u.end, config_json, prov, out_abs)
+                    ref = lane.submit(seal_unit, *args) if solve is None and lane else sealer.options(name=f"seal deals {u}").remote(*args)
                     pending[ref] = _InFlight("seal", u, u, time.monotonic())
                 else:
                     u, r = queue.popleft()
-                    ref = solve.options(name=f"deals {r}", memory=memory).remote(r.start, r.end, config_json, prov, out_abs)
+                    args = (r.start, r.end, config_json, prov, out_abs)
+                    ref = (
+                        lane.submit(run_part, *args)
+                        if solve is None and lane
+                        else solve.options(name=f"deals {r}", memory=memory).remote(*args)
+                    )
                     pending[ref] = _InFlight("solve", u, r, time.monotonic())
             if not pending:
                 break
-            timeout = 1.0 if progress.bar is None else 0.5
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
-            if ready:
-                rest = [ref for ref in pending if ref not in ready]
-                more, _ = ray.wait(rest, num_returns=len(rest), timeout=0) if rest else ([], [])
-                ready = ready + more
+            ready = _wait_any(pending, lane, wake, 1.0 if progress.bar is None else 0.5)
             for ref in ready:
                 flight = pending.pop(ref)
                 try:
-                    result = ray.get(ref)
+                    result = _result(ref)
                 except Exception as e:
                     kind = classify_failure(e)
                     if kind in ("environment", "storage"):
@@ -1014,6 +1227,8 @@ def _drive(
                     outcome.solve_s += summary["solve_s"]
                     outcome.write_s += summary["write_s"]
                     outcome.deals_done += len(flight.deals)
+                    if isinstance(ref, LocalRef):
+                        outcome.driver_deals += len(flight.deals)
                     outcome.tasks_done += 1
                     outcome.max_worker_rss = max(outcome.max_worker_rss, summary["max_rss_bytes"])
                     for k, n in summary["outcomes"].items():
@@ -1087,6 +1302,8 @@ def _drive(
     finally:
         if we_connected:
             disconnect()
+        if starting is not None:
+            starting.stop()
     if outcome.failed:
         failed = format_deals([r for r, _ in outcome.failed], limit=10)
         app = any(why.startswith("application") for _, why in outcome.failed)
@@ -1305,10 +1522,56 @@ def _limits_text(limits: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in limits.items())
 
 
+def _local_cpus() -> int:
+    """The CPUs a new local Ray will offer: those this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _ray_ready(config: RunConfig) -> int:
+    """Checks the limits against the cluster just joined; returns its CPUs."""
+    import ray
+
+    _check_memory(config)
+    return int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+
+
+def _wait_any(pending: dict[Any, _InFlight], lane: DriverLane | None, wake: threading.Event, timeout: float) -> list[Any]:
+    """The tasks in `pending` that are finished, waiting up to `timeout`
+    seconds for one, or less: the lane and a local start set `wake` when
+    they have news."""
+    remote = [ref for ref in pending if not isinstance(ref, LocalRef)]
+    local = [ref for ref in pending if isinstance(ref, LocalRef)]
+    if remote:
+        import ray
+
+        ready, rest = ray.wait(remote, num_returns=1, timeout=0.05 if local else timeout)
+        if ready and rest:
+            more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready = ready + more
+    else:
+        wake.wait(timeout)
+        ready = []
+    return ready + (lane.take_finished() if lane is not None else [])
+
+
+def _result(ref: Any) -> Any:
+    """A finished task's value; raises its error."""
+    if isinstance(ref, LocalRef):
+        if ref.error is not None:
+            raise ref.error
+        return ref.result
+    import ray
+
+    return ray.get(ref)
+
+
 def _cause(exc: BaseException) -> BaseException | None:
     from ray import exceptions as rex
 
-    return exc.cause if isinstance(exc, rex.RayTaskError) else None
+    return exc.cause if isinstance(exc, rex.RayTaskError | LocalTaskError) else None
 
 
 def _cancel(pending: dict[ObjectRef[Any], _InFlight]) -> None:

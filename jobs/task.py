@@ -254,10 +254,11 @@ def retry_seal(entry_json: str, config_json: str, provenance: dict[str, str], ou
 
 
 def _ray_node_id() -> str:
-    """The Ray node this task runs on, or ``""`` outside Ray."""
+    """The Ray node this task runs on, or ``""`` outside Ray (the driver's
+    own tasks: never imports Ray, which another thread may be importing)."""
     try:
-        ray = importlib.import_module("ray")
-        return str(ray.get_runtime_context().get_node_id()) if ray.is_initialized() else ""
+        ray = sys.modules.get("ray")
+        return str(ray.get_runtime_context().get_node_id()) if ray is not None and ray.is_initialized() else ""
     except Exception:
         return ""
 

@@ -2,8 +2,9 @@
 every row of a small run, injected failures, limits, min-cells, a changed
 data file re-solved, a stalled run, escalation passes, a driver interrupted
 (SIGINT), terminated (SIGTERM) and killed (SIGKILL) and resumed, two drivers
-on one directory, a dead --address, and a disk that fills mid-run. Nothing
-here is timed (bounds are guards against a hung test)."""
+on one directory, a dead --address, a disk that fills mid-run, and the
+driver solving while the local Ray it started comes up. Nothing here is
+timed (bounds are guards against a hung test)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import ray
@@ -27,9 +30,11 @@ from test_jobs import cli, dataset, reference
 
 import analyzer
 import jobs.run
+from analyzer.errors import StorageError
 from jobs import runformat
 from jobs.config import build_config
 from jobs.ranges import DealRange
+from jobs.task import EngineUnavailableError, TaskSummary
 
 #: Generous for these deals, but bounds a deal the solver finds hard today.
 LIMIT = ["--max-positions", "200000"]
@@ -450,3 +455,135 @@ def test_read_only_output_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     finally:
         if os.geteuid() == 0:
             subprocess.run(["umount", str(ro)], check=False)
+
+
+# ---------------------------------------------------------------------------
+# A local Ray started in the background while the driver solves
+# ---------------------------------------------------------------------------
+
+
+def _ray_heads() -> set[int]:
+    """The PIDs of the GCS servers running on this machine (one a Ray)."""
+    pids = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError):
+                if b"gcs_server" in (d / "cmdline").read_bytes().split(b"\0")[0]:
+                    pids.add(int(d.name))
+    return pids
+
+
+def _local_run(out: Path, deals: str, *extra: str) -> dict[str, object]:
+    """``jobs.run`` in a process of its own that starts its own local Ray;
+    returns its ``--json`` summary."""
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.run", deals, "--out", str(out), "--address", "local", "--json", "--quiet", *extra],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_ADDRESS": ""},
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    doc: dict[str, object] = json.loads(done.stdout)
+    return doc
+
+
+def _ray_gone(before: set[int]) -> bool:
+    deadline = time.monotonic() + 30  # a guard: Ray's processes die with the driver
+    while time.monotonic() < deadline and _ray_heads() - before:
+        time.sleep(0.1)
+    return not _ray_heads() - before
+
+
+@pytest.mark.usefixtures("ray_address")
+def test_driver_solves_while_a_local_ray_starts(tmp_path: Path) -> None:
+    before = _ray_heads()
+    # A short run is done by the driver before the Ray it started is up;
+    # the rows are the ones Ray's workers write, and that Ray goes away.
+    out = tmp_path / "short"
+    doc = _local_run(out, "1-60", *LIMIT)
+    assert (doc["status"], doc["deals_done"], doc["driver_deals"], doc["ray_up_s"]) == ("complete", 60, 60, None)
+    assert dataset(out).to_pylist() == reference(DealRange(1, 60), CONFIG).to_pylist()
+    assert cli(["validate", str(out)]) == 0
+    assert _ray_gone(before)
+    # --ray-only: the same rows, every task on Ray
+    out = tmp_path / "ray-only"
+    doc = _local_run(out, "1-60", *LIMIT, "--ray-only")
+    assert (doc["status"], doc["deals_done"], doc["driver_deals"], doc["ray_up_s"]) == ("complete", 60, 0, None)
+    assert dataset(out).to_pylist() == reference(DealRange(1, 60), CONFIG).to_pylist()
+    assert _ray_gone(before)
+
+
+class _HeldStart:
+    """A Ray start that the test declares done (the module's Ray is up all along)."""
+
+    def __init__(self, wake: threading.Event) -> None:
+        self.wake = wake
+        self.failure: BaseException | None = None
+        self.t_start, self.t_up = time.monotonic(), 0.0
+        self.up = self.stopped = False
+
+    def declare_up(self) -> None:
+        self.t_up, self.up = time.monotonic(), True
+        self.wake.set()
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_ray_takes_over_from_the_driver_once_up(ray_address: str, tmp_path: Path) -> None:
+    starts: list[_HeldStart] = []
+    chunks: list[TaskSummary] = []
+
+    def start(wake: threading.Event) -> _HeldStart:
+        starts.append(_HeldStart(wake))
+        return starts[-1]
+
+    def chunk(summary: TaskSummary) -> None:
+        chunks.append(summary)
+        if len(chunks) == 3:
+            starts[0].declare_up()
+
+    options = jobs.run.RunOptions(
+        deals=(DealRange(1, 120),), out=tmp_path / "run", config=CONFIG, task_deals=10, file_deals=40,
+        max_in_flight=2, command=["test"], verbosity=-1,
+    )  # fmt: skip
+    outcome = jobs.run.run(options, on_chunk=chunk, ray_start=start)
+    assert outcome.status == "complete" and outcome.deals_done == 120 and starts[0].stopped
+    # the driver's three tasks, and a fourth if it had begun it before Ray
+    # was declared up; Ray's workers the rest
+    assert len(chunks) == 12 and outcome.driver_deals in (30, 40) and outcome.ray_up_s is not None
+    assert dataset(options.out).to_pylist() == reference(DealRange(1, 120), CONFIG).to_pylist()
+    assert cli(["validate", str(options.out)]) == 0
+
+
+def test_an_interrupt_while_the_driver_solves_keeps_its_work(ray_address: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = _driver(out, "local", deals="1-600")  # tasks of 2 deals: the driver writes a part every few ms
+    _wait_for_parts(out, 2, proc)
+    proc.send_signal(signal.SIGINT)
+    text = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130 and "interrupted" in text and "Traceback" not in text, text
+    assert cli(["run", "1-600", "--out", str(out), *LIMIT]) == 0
+    assert dataset(out).to_pylist() == reference(DealRange(1, 600), CONFIG).to_pylist()
+    m = runformat.load_manifest(out)
+    assert m is not None and [h.status for h in m.history] == ["interrupted", "complete"]
+
+
+def test_a_task_the_driver_runs_fails_like_a_workers() -> None:
+    wake = threading.Event()
+    lane = jobs.run.DriverLane(wake)
+
+    def boom(kind: str) -> None:
+        raise {"storage": StorageError("disk full", True), "engine": EngineUnavailableError("no engine"), "bug": ValueError("bug")}[kind]
+
+    refs = [lane.submit(boom, k) for k in ("storage", "engine", "bug")]
+    refs.append(lane.submit(pow, 2, 10))
+    deadline = time.monotonic() + 60
+    done: list[jobs.run.LocalRef] = []
+    while len(done) < 4 and time.monotonic() < deadline:
+        wake.wait(1)
+        wake.clear()
+        done += lane.take_finished()
+    assert done == refs and lane.busy is None
+    kinds = [jobs.run.classify_failure(r.error) for r in done[:3] if r.error is not None]
+    assert kinds == ["storage", "environment", "application"]
+    assert jobs.run._first_line(cast(BaseException, done[2].error)) == "ValueError: bug"
+    assert done[3].error is None and done[3].result == 1024
