@@ -802,9 +802,12 @@ def connect(
     """Starts or joins Ray unless this process already did (tests, notebooks).
     Returns whether this call connected (and the caller must shut down).
     Joining gives up after `timeout` seconds (exit 2), after calling
-    `on_give_up` (the driver records the run's status there)."""
+    `on_give_up` (the driver records the run's status there). A local Ray
+    an earlier run of this process left starting is waited out first."""
     import ray
 
+    if _last_start is not None and _last_start.abandoned:
+        _last_start.wait_gone()
     if ray.is_initialized():
         return False
     addr = _ray_address(address)
@@ -919,6 +922,55 @@ class LocalRayStart:
             disconnect()
             self._release.set()
             self._thread.join()
+
+    def adopt(self, wake: threading.Event) -> bool:
+        """Takes over an abandoned start still under way (a second run in
+        the same process soon after the first); False when it is settled."""
+        with self._lock:
+            if not self._abandoned or self._settled.is_set():
+                return False
+            self._abandoned, self._wake = False, wake
+            self.t_start = time.monotonic()
+        return True
+
+    @property
+    def abandoned(self) -> bool:
+        """Whether no run wants this start any more (`stop` came first)."""
+        return self._abandoned
+
+    def wait_gone(self) -> None:
+        """Waits until this start's thread has ended (and with it its Ray)."""
+        self._thread.join()
+
+
+#: The last local start of this process, which a later run may adopt.
+_last_start: LocalRayStart | None = None
+
+
+def _local_start(wake: threading.Event) -> LocalRayStart:
+    """A local Ray starting in the background: the start a previous run of
+    this process abandoned when it is still under way, else a new one (once
+    the previous one's Ray is gone: two starts at once would collide)."""
+    global _last_start
+    prev = _last_start
+    if prev is not None:
+        if prev.adopt(wake):
+            return prev
+        prev.wait_gone()
+    _last_start = LocalRayStart(wake)
+    return _last_start
+
+
+def _lane_fits(config: RunConfig) -> bool:
+    """Whether the driver may solve beside Ray's workers: the memory a task
+    asks for, once more than Ray gives its CPUs, within the 70 % of this
+    machine's memory a local Ray offers (a run whose limits make memory,
+    not CPUs, bound the tasks in flight leaves it all to Ray)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return False
+    return config.task_memory() * (_local_cpus() + 1) <= 0.7 * total
 
 
 class LocalTaskError(Exception):
@@ -1103,9 +1155,9 @@ def _drive(
         _catch_signals()  # a signal while Ray starts or is joined
         loaded = sys.modules.get("ray")
         local = _ray_address(options.address) == "local" and not (loaded and loaded.is_initialized())
-        if ray_start is not None or (options.driver_solves and local):
+        if ray_start is not None or (options.driver_solves and local and _lane_fits(config)):
             # A local Ray starts in the background; the driver solves until it is up.
-            starting, lane = (ray_start or LocalRayStart)(wake), DriverLane(wake)
+            starting, lane = (ray_start or _local_start)(wake), DriverLane(wake)
             cpus = _local_cpus()
         else:
             we_connected = connect(

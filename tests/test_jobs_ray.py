@@ -554,6 +554,38 @@ def test_ray_takes_over_from_the_driver_once_up(ray_address: str, tmp_path: Path
     assert cli(["validate", str(options.out)]) == 0
 
 
+_TWO_RUNS = """
+import json, sys
+from pathlib import Path
+from jobs.config import build_config
+from jobs.ranges import DealRange
+from jobs.run import RunOptions, run
+out = []
+for i, deals in enumerate([DealRange(1, 30), DealRange(31, 60), DealRange(61, 90)]):
+    o = run(RunOptions(deals=(deals,), out=Path(sys.argv[1]) / str(i), config=build_config(max_positions=200_000),
+                       command=["test"], verbosity=-1, driver_solves=i < 2))
+    out.append([o.status, o.driver_deals])
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.usefixtures("ray_address")
+def test_runs_one_after_another_in_one_process(tmp_path: Path) -> None:
+    # The second run comes while the Ray the first one started (and left
+    # behind, done first) is still starting: it takes that start over. The
+    # third, with every task on Ray, joins the Ray that came up.
+    before = _ray_heads()
+    done = subprocess.run(
+        [sys.executable, "-c", _TWO_RUNS, str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RAY_ADDRESS": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [["complete", 30], ["complete", 30], ["complete", 0]], done.stderr
+    for i, (a, b) in enumerate([(1, 30), (31, 60), (61, 90)]):
+        assert dataset(tmp_path / str(i)).to_pylist() == reference(DealRange(a, b), CONFIG).to_pylist()
+    assert _ray_gone(before)
+
+
 def test_an_interrupt_while_the_driver_solves_keeps_its_work(ray_address: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = _driver(out, "local", deals="1-600")  # tasks of 2 deals: the driver writes a part every few ms
