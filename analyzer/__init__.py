@@ -58,6 +58,7 @@ from ._api import (  # noqa: E402
     min_cells,
     solve,
     solve_range,
+    solve_range_columns,
 )
 from .errors import (  # noqa: E402
     AnalyzerError,
@@ -94,5 +95,6 @@ __all__ = [
     "min_cells",
     "solve",
     "solve_range",
+    "solve_range_columns",
     "verifier",
 ]

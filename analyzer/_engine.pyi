@@ -1,7 +1,7 @@
 # Type stub for the native module built from engine/ (src/py.rs).
 # Checked against the real module by mypy.stubtest in CI.
 
-from typing import Literal, Protocol, final
+from typing import Any, Literal, Protocol, final
 
 __all__ = [
     "Board",
@@ -19,6 +19,7 @@ __all__ = [
     "presets",
     "solve",
     "solve_range",
+    "solve_range_columns",
 ]
 
 # Plain values that cross the boundary (docs/DESIGN.md): records with named
@@ -147,6 +148,9 @@ def solve(board: Board, limits: _LimitsFields, watch: Progress | None = None) ->
 def solve_range(
     start: int, stop: int, variant: _VariantFields, limits: _LimitsFields, fail_deals: list[int] = ...
 ) -> list[tuple[int, SolveRecord]]: ...
+def solve_range_columns(
+    start: int, stop: int, variant: _VariantFields, limits: _LimitsFields, fail_deals: list[int] = ...
+) -> dict[str, list[Any]]: ...
 def min_cells(
     n: int, variant: _VariantFields, max_cells: int, limits: _LimitsFields, watch: Progress | None = None
 ) -> tuple[int | None, list[tuple[int, SolveRecord]]]: ...

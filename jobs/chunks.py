@@ -40,23 +40,30 @@ def _error_result(deal: int, config: RunConfig, cells: int, message: str) -> Sol
     return SolveResult(deal, v.name, cells, v.move_rule, "error", error=message)
 
 
-def _solve_fixed(deals: DealRange, config: RunConfig, cells: int) -> list[Row]:
-    """One engine batch call for all `deals` at `cells`. Should the call
-    itself fail (it catches panics per deal, so only a bug could make it),
-    the deals are retried one by one so that only the failing ones become
-    ``error`` rows."""
+def _solve_fixed(deals: DealRange, config: RunConfig, cells: int, metadata: Mapping[str, str]) -> pa.Table:
+    """One engine batch call for all `deals` at `cells`, its results taken
+    as columns (`analyzer.solve_range_columns`: no Python object per deal).
+    Should the call itself fail (it catches panics per deal, so only a bug
+    could make it), the deals are retried one by one so that only the
+    failing ones become ``error`` rows."""
     v, lim = config.variant, config.limits
     fail = [n for n in config.fail_deals if n in deals]
     try:
-        results = analyzer.solve_range(deals.start, deals.end + 1, v, cells=cells, limits=lim, fail_deals=fail)
+        cols = analyzer.solve_range_columns(deals.start, deals.end + 1, v, cells=cells, limits=lim, fail_deals=fail)
     except Exception:
-        results = []
+        rows: list[Row] = []
         for n in deals.deals():
             try:
-                results += analyzer.solve_range(n, n + 1, v, cells=cells, limits=lim, fail_deals=fail)
+                rows += [Row(r) for r in analyzer.solve_range(n, n + 1, v, cells=cells, limits=lim, fail_deals=fail)]
             except Exception as e:
-                results.append(_error_result(n, config, cells, f"{type(e).__name__}: {e}"))
-    return [Row(r) for r in results]
+                rows.append(Row(_error_result(n, config, cells, f"{type(e).__name__}: {e}")))
+        return results_table(rows, metadata)
+    # The columns the engine does not give are the same on every row.
+    n = len(cols["deal_number"])
+    same = {"variant": v.name, "cells": cells, "move_rule": v.move_rule, "min_cells": None, "attempts": 1, "attempt_history": None}
+    schema = arrow_schema(dict(metadata))
+    arrays = [pa.array(cols[f.name] if f.name in cols else [same[f.name]] * n, type=f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _solve_min_cells(deals: DealRange, config: RunConfig) -> list[Row]:
@@ -136,12 +143,13 @@ def solve_chunk(
     b'3'
     """
     deals = DealRange(start, end_inclusive)
+    meta = file_metadata(config, deals, provenance or Provenance.current())
     if config.min_cells:
-        rows = _solve_min_cells(deals, config)
-    else:
-        rows = [row for k in config.cells for row in _solve_fixed(deals, config, k)]
-    prov = provenance or Provenance.current()
-    return results_table(rows, file_metadata(config, deals, prov))
+        return results_table(_solve_min_cells(deals, config), meta)
+    tables = [_solve_fixed(deals, config, k, meta) for k in config.cells]
+    if len(tables) == 1:
+        return tables[0]
+    return pa.concat_tables(tables).sort_by([("deal_number", "ascending"), ("cells", "ascending")])
 
 
 # ---------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from analyzer.cliframe import (
     parse_variant,
 )
 
-from .config import RunConfig, config_from_args
+from .config import Provenance, RunConfig, config_from_args
 from .ranges import DealRange, count, format_deals, parse_deals
 from .runformat import default_file_deals, file_units
 
@@ -102,19 +102,20 @@ def _hms(hours: float) -> str:
 def plan(deals: Sequence[DealRange], config: RunConfig, *, sample: int, seed: int, cores: int, cores_from: str) -> Plan:
     # Imported here: `status` and `validate` load this module with the other
     # subcommands and need neither the solver's row builder nor pyarrow.parquet.
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .chunks import Row, _solve_fixed, _solve_min_cells, results_table
+    from .chunks import solve_chunk
 
     picks = draw(deals, sample, seed)
     cpu = 0.0
-    rows: list[Row] = []
+    tables: list[pa.Table] = []
+    prov = Provenance.current()
     for n in picks:
-        one = DealRange(n, n)
         t0 = time.process_time()
-        rows += _solve_min_cells(one, config) if config.min_cells else [r for k in config.cells for r in _solve_fixed(one, config, k)]
+        tables.append(solve_chunk(n, n, config, prov).replace_schema_metadata(None))
         cpu += time.process_time() - t0
-    table = results_table(rows)
+    table = pa.concat_tables(tables)
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
     file_deals = default_file_deals(config)

@@ -480,13 +480,31 @@ fn solve_range(
     limits: LimitsFields,
     fail_deals: Vec<u64>,
 ) -> PyResult<Vec<(u64, SolveRecord)>> {
+    let searched = search_range(py, start, stop, variant, limits, fail_deals)?;
+    let mut texts = Texts::new(py);
+    searched
+        .iter()
+        .map(|(n, s)| Ok((*n, texts.record(s)?)))
+        .collect()
+}
+
+/// The searches of `solve_range` and `solve_range_columns`: deals
+/// `start..stop`, the GIL released, a panic caught per deal.
+fn search_range(
+    py: Python<'_>,
+    start: i128,
+    stop: i128,
+    variant: VariantRecord,
+    limits: LimitsFields,
+    fail_deals: Vec<u64>,
+) -> PyResult<Vec<(u64, Searched)>> {
     let v = variant_from(py, &variant)?;
     if stop > start {
         check_deal(py, start)?;
         check_deal(py, stop - 1)?;
     }
     let l = Limits::from(limits);
-    let searched: Vec<(u64, Searched)> = py.detach(|| {
+    Ok(py.detach(|| {
         (start.max(1) as u64..stop.max(start).max(1) as u64)
             .map(|n| {
                 let r = catch_unwind(AssertUnwindSafe(|| {
@@ -499,12 +517,115 @@ fn solve_range(
                 (n, Searched::from(r))
             })
             .collect()
-    });
-    let mut texts = Texts::new(py);
-    searched
-        .iter()
-        .map(|(n, s)| Ok((*n, texts.record(s)?)))
-        .collect()
+    }))
+}
+
+/// `solve_range`'s results as columns, one list per field, in the order of
+/// the deals: what a batch run writes (`jobs.chunks`), without a Python
+/// object per result. A solution is its move texts joined by spaces, None
+/// unless solved; a deal whose search panicked has outcome `error`, its
+/// message in `error` and zero counts.
+#[derive(IntoPyObject)]
+struct RangeColumns {
+    deal_number: Vec<u64>,
+    outcome: Vec<&'static str>,
+    limit_reason: Vec<Option<&'static str>>,
+    solution: Vec<Option<String>>,
+    solution_length_single: Vec<Option<u32>>,
+    solution_length_multi: Vec<Option<u32>>,
+    positions_expanded: Vec<u64>,
+    positions_stored: Vec<u64>,
+    peak_bytes: Vec<u64>,
+    elapsed_s: Vec<f64>,
+    error: Vec<Option<String>>,
+}
+
+impl RangeColumns {
+    fn with_capacity(n: usize) -> Self {
+        RangeColumns {
+            deal_number: Vec::with_capacity(n),
+            outcome: Vec::with_capacity(n),
+            limit_reason: Vec::with_capacity(n),
+            solution: Vec::with_capacity(n),
+            solution_length_single: Vec::with_capacity(n),
+            solution_length_multi: Vec::with_capacity(n),
+            positions_expanded: Vec::with_capacity(n),
+            positions_stored: Vec::with_capacity(n),
+            peak_bytes: Vec::with_capacity(n),
+            elapsed_s: Vec::with_capacity(n),
+            error: Vec::with_capacity(n),
+        }
+    }
+
+    fn push(&mut self, n: u64, s: &Searched) {
+        self.deal_number.push(n);
+        match s {
+            Searched::Panicked(msg) => {
+                self.outcome.push("error");
+                self.limit_reason.push(None);
+                self.solution.push(None);
+                self.solution_length_single.push(None);
+                self.solution_length_multi.push(None);
+                self.positions_expanded.push(0);
+                self.positions_stored.push(0);
+                self.peak_bytes.push(0);
+                self.elapsed_s.push(0.0);
+                self.error.push(Some(msg.clone()));
+            }
+            Searched::Done(r) => {
+                let sol = r.solution.as_ref();
+                self.outcome.push(r.outcome.name());
+                self.limit_reason.push(match r.outcome {
+                    Outcome::Limit(k) => Some(k.name()),
+                    _ => None,
+                });
+                self.solution.push(match r.outcome {
+                    Outcome::Solved => Some(joined(sol.map_or(&[], |s| &s.notation))),
+                    _ => None,
+                });
+                self.solution_length_single
+                    .push(sol.and_then(|s| s.single_len));
+                self.solution_length_multi.push(sol.map(|s| s.multi_len));
+                self.positions_expanded.push(r.stats.expanded);
+                self.positions_stored.push(r.stats.stored);
+                self.peak_bytes.push(r.stats.peak_bytes);
+                self.elapsed_s.push(r.stats.elapsed.as_secs_f64());
+                self.error.push(None);
+            }
+        }
+    }
+}
+
+/// Move texts joined by single spaces.
+fn joined(moves: &[Notation]) -> String {
+    let mut out = String::with_capacity(moves.len() * 4);
+    for (i, m) in moves.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(m.as_str());
+    }
+    out
+}
+
+/// Solves deals `start..stop` (stop excluded) as `solve_range` does; the
+/// results as columns (`RangeColumns`), a dict of lists.
+#[pyfunction]
+#[pyo3(signature = (start, stop, variant, limits, fail_deals=Vec::new()))]
+fn solve_range_columns(
+    py: Python<'_>,
+    start: i128,
+    stop: i128,
+    variant: VariantRecord,
+    limits: LimitsFields,
+    fail_deals: Vec<u64>,
+) -> PyResult<RangeColumns> {
+    let searched = search_range(py, start, stop, variant, limits, fail_deals)?;
+    let mut cols = RangeColumns::with_capacity(searched.len());
+    for (n, s) in &searched {
+        cols.push(*n, s);
+    }
+    Ok(cols)
 }
 
 /// Smallest number of cells that wins deal `n`: (min or None, [(cells, result)]).
@@ -661,6 +782,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(board_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add_function(wrap_pyfunction!(solve_range, m)?)?;
+    m.add_function(wrap_pyfunction!(solve_range_columns, m)?)?;
     m.add_function(wrap_pyfunction!(min_cells, m)?)?;
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     m.add_function(wrap_pyfunction!(notation_chars, m)?)?;
