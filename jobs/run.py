@@ -501,6 +501,86 @@ class _InFlight:
     unit: DealRange
     deals: DealRange
     submitted: float
+    #: A seal by the unit's `StreamSeal` actor (`_Streams`).
+    streamed: bool = False
+
+
+#: A file of at least this many solving tasks is written while they run
+#: (`_Streams`); a smaller one is sealed once its parts are all there (an
+#: actor's process costs about what sealing a few tasks' parts does).
+STREAM_MIN_TASKS: Final = 20
+
+
+class _Streams:
+    """The data files written while their last parts are still being solved:
+    one `jobs.task.StreamSeal` actor per file of at least `STREAM_MIN_TASKS`
+    tasks, fed the file's finished parts in order of deals, so that the
+    run's last file is sealed moments after its last task instead of all
+    at the end. A file whose stream failed or whose parts were rejected is
+    sealed the usual way (`seal_unit`)."""
+
+    def __init__(self, args: tuple[str, dict[str, str], str]) -> None:
+        self.args = args  # config JSON, provenance, output directory
+        self.actor_class: Any = None  # ray.remote(StreamSeal), once Ray is up
+        self.tasks: dict[DealRange, int] = {}
+        self.finished: dict[DealRange, dict[int, DealRange]] = {}
+        self.actors: dict[DealRange, tuple[Any, int]] = {}  # actor, next deal to feed
+        self.classic: set[DealRange] = set()
+
+    def open(self, unit: DealRange, have: Sequence[DealRange], tasks: int) -> None:
+        """A unit whose `tasks` are queued and whose parts `have` exist."""
+        self.tasks[unit] = tasks
+        self.finished[unit] = {r.start: r for r in have}
+
+    def ray_up(self) -> None:
+        import ray
+
+        from .task import StreamSeal
+
+        self.actor_class = ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(StreamSeal)
+        for unit in list(self.finished):
+            self.pump(unit)
+
+    def part_done(self, unit: DealRange, deals: DealRange) -> None:
+        if unit in self.finished:
+            self.finished[unit][deals.start] = deals
+            self.pump(unit)
+
+    def pump(self, unit: DealRange) -> None:
+        """Feeds the unit's actor (started here) the parts that follow the last one fed."""
+        if self.actor_class is None or unit in self.classic or self.tasks.get(unit, 0) < STREAM_MIN_TASKS:
+            return
+        if unit not in self.actors:
+            actor = self.actor_class.remote(unit.start, unit.end, *self.args)
+            self.actors[unit] = (actor, unit.start)
+        actor, nxt = self.actors[unit]
+        batch: list[tuple[int, int]] = []
+        ready = self.finished[unit]
+        while nxt in ready:
+            r = ready.pop(nxt)
+            batch.append((r.start, r.end))
+            nxt = r.end + 1
+        self.actors[unit] = (actor, nxt)
+        if batch:
+            actor.feed.remote(batch)
+
+    def finish(self, unit: DealRange) -> Any:
+        """The unit's parts are all there: its actor's `finish` reference,
+        or None when the unit is sealed the usual way."""
+        self.pump(unit)
+        self.finished.pop(unit, None)
+        if unit not in self.actors:
+            return None
+        actor, _ = self.actors[unit]
+        return actor.finish.remote()
+
+    def drop(self, unit: DealRange, *, classic: bool) -> None:
+        """Forgets the unit's actor (which then ends); with `classic`, the
+        unit's next seal is the usual one."""
+        self.actors.pop(unit, None)
+        self.finished.pop(unit, None)
+        if classic:
+            self.classic.add(unit)
 
 
 @dataclass
@@ -1192,6 +1272,7 @@ def _drive(
         last_progress = time.monotonic()
         memory = config.task_memory()
         redos = RedoBudget()
+        streams = _Streams((config_json, prov, out_abs))
 
         def refill() -> None:
             nonlocal exhausted
@@ -1205,7 +1286,17 @@ def _drive(
                 open_units[unit] = len(tasks)
                 if not tasks:
                     seals.append(unit)
+                else:
+                    streams.open(unit, have, len(tasks))
                 queue.extend((unit, t) for t in tasks)
+
+        def sealed_all(unit: DealRange) -> None:
+            """The unit's parts are all there: its stream finishes, or it is sealed."""
+            ref = streams.finish(unit)
+            if ref is None:
+                seals.append(unit)
+            else:
+                pending[ref] = _InFlight("seal", unit, unit, time.monotonic(), streamed=True)
 
         while True:
             wake.clear()  # news from here on ends the wait below at once
@@ -1229,6 +1320,7 @@ def _drive(
                 # and a reservation let the solving tasks always queued behind the
                 # window take every freed CPU first (a 10M run sealed nothing).
                 sealer = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(seal_unit)
+                streams.ray_up()
             refill()
             while len(pending) < window and (seals or queue):
                 # Before Ray is up the lane takes one task at a time; after,
@@ -1269,6 +1361,10 @@ def _drive(
                         if "ModuleNotFoundError" in str(e):
                             print(SHIP_HINT, file=err)
                         return finish("failed", EXIT_FAILURE)
+                    if flight.streamed:  # the actor failed: the usual seal instead
+                        streams.drop(flight.unit, classic=True)
+                        seals.append(flight.unit)
+                        continue
                     outcome.failed.append((flight.deals, f"{kind}: {_first_line(e)}"))
                     print(f"{flight.kind} of deals {flight.deals} failed ({kind}): {_first_line(e)}", file=err)
                     open_units.pop(flight.unit, None)
@@ -1293,18 +1389,23 @@ def _drive(
                         )
                     progress.advance(len(flight.deals), summary["outcomes"])
                     if flight.unit in open_units:
+                        streams.part_done(flight.unit, flight.deals)
                         open_units[flight.unit] -= 1
                         if open_units[flight.unit] == 0:
-                            seals.append(flight.unit)
+                            sealed_all(flight.unit)
                     if on_chunk is not None:
                         on_chunk(summary)
                 else:
                     sealed = cast(SealResult, result)
+                    streams.drop(flight.unit, classic=sealed["entry"] is None)
                     outcome.max_worker_rss = max(outcome.max_worker_rss, sealed["max_rss_bytes"])
                     if sealed["entry"] is not None:
                         index.append(FileEntry.from_json(sealed["entry"]))
                         outcome.files_sealed += 1
                         open_units.pop(flight.unit, None)
+                        if options.verbosity > 0:
+                            how = "written while its parts were solved" if flight.streamed else "its parts merged"
+                            progress.write(f"file of deals {flight.unit} sealed ({how})")
                     elif not redos.allow(tuple(DealRange(a, b) for a, b in sealed["redo"])):
                         # The same deals' part rejected again: new searches
                         # give the same rows, so a check and the solver disagree.

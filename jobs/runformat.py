@@ -996,14 +996,35 @@ def seal(
     ordered = sorted(parts, key=lambda p: p[0])
     if merge(r for r, _ in ordered) != (unit,) or sum(len(r) for r, _ in ordered) != len(unit):
         raise FileInvalid(None, f"parts {format_deals([r for r, _ in ordered])} do not cover {unit} exactly once")
+    return seal_stream(out, unit, config, provenance, ordered)
+
+
+def seal_stream(
+    out: Path,
+    unit: DealRange,
+    config: RunConfig,
+    provenance: Provenance,
+    parts: Iterable[tuple[DealRange, Path]],
+) -> FileEntry:
+    """`seal`, taking the parts one after another as `parts` gives them (in
+    order of deals, each starting where the last ended), so that a file can
+    be written while its last parts are still being solved
+    (`jobs.task.StreamSeal`). The same checks and bytes as `seal`; a gap,
+    an overlap or a missing end raises `FileInvalid` (path None)."""
+    consumed: list[Path] = []
 
     def tables() -> Iterator[pa.Table]:
-        for r, path in ordered:
+        nxt = unit.start
+        for r, path in parts:
+            if r.start != nxt or r.end > unit.end:
+                raise FileInvalid(None, f"part {r} does not follow deal {nxt - 1} in {unit}")
+            consumed.append(path)
             yield from read_checked(path, config, deals=r, part=True)
+            nxt = r.end + 1
+        if nxt != unit.end + 1:
+            raise FileInvalid(None, f"the parts end at deal {nxt - 1}, not at the end of {unit}")
 
-    return _write_data_file(
-        out, data_relpath(unit), unit, config, provenance, _grouped(tables(), ROW_GROUP_DEALS), [p for _, p in ordered]
-    )
+    return _write_data_file(out, data_relpath(unit), unit, config, provenance, _grouped(tables(), ROW_GROUP_DEALS), consumed)
 
 
 def _write_data_file(

@@ -135,7 +135,7 @@ def seal_unit(start: int, end: int, config_json: str, provenance: dict[str, str]
     require_engine(provenance.get("engine_version"))
     _require_run_dir(out_dir)
     from .config import Provenance, RunConfig
-    from .ranges import DealRange, subtract
+    from .ranges import DealRange
     from .runformat import FileInvalid, list_disk, seal
 
     out = Path(out_dir)
@@ -145,12 +145,79 @@ def seal_unit(start: int, end: int, config_json: str, provenance: dict[str, str]
     try:
         entry = seal(out, unit, config, Provenance(**provenance), parts)
     except FileInvalid as e:
-        bad = [(r, p) for r, p in parts if e.path is None or p == e.path]
-        for _, p in bad:
-            p.unlink(missing_ok=True)
-        redo = subtract([unit], [r for r, p in parts if (r, p) not in bad])
-        return SealResult(entry=None, redo=[(r.start, r.end) for r in redo], reason=str(e), max_rss_bytes=_max_rss())
+        return _rejected(out, unit, e)
     return SealResult(entry=entry.to_json(), redo=[], reason="", max_rss_bytes=_max_rss())
+
+
+def _rejected(out: Path, unit: Any, e: Any) -> SealResult:
+    """A seal of `unit` that failed on `e` (a `FileInvalid`): deletes the
+    part it names (every part of the unit when it names none) and returns
+    the deals to solve again."""
+    from .ranges import subtract
+    from .runformat import list_disk
+
+    parts = [(r, p) for r, p in list_disk(out).parts if r.start >= unit.start and r.end <= unit.end]
+    bad = [(r, p) for r, p in parts if e.path is None or p == e.path]
+    for _, p in bad:
+        p.unlink(missing_ok=True)
+    redo = subtract([unit], [r for r, p in parts if (r, p) not in bad])
+    return SealResult(entry=None, redo=[(r.start, r.end) for r in redo], reason=str(e), max_rss_bytes=_max_rss())
+
+
+class StreamSeal:
+    """A Ray actor (made by the driver) that writes the data file of deals
+    ``start..end`` while its parts are still being solved: `feed` gives it
+    finished parts in order of deals, `finish` says there are no more and
+    returns what `seal_unit` returns. The file is written by
+    `jobs.runformat.seal_stream` in a thread of the actor, so a run's last
+    file is sealed moments after its last part instead of all at the end."""
+
+    def __init__(self, start: int, end: int, config_json: str, provenance: dict[str, str], out_dir: str) -> None:
+        require_engine(provenance.get("engine_version"))
+        _require_run_dir(out_dir)
+        import queue
+        import threading
+
+        from .config import Provenance, RunConfig
+        from .ranges import DealRange
+        from .runformat import FileInvalid, seal_stream
+
+        self.out = Path(out_dir)
+        self.unit = DealRange(start, end)
+        config = RunConfig.from_dict(json.loads(config_json))
+        self.parts: queue.Queue[tuple[Any, Path] | None] = queue.Queue()
+        self.result: SealResult | None = None
+        self.error: BaseException | None = None
+
+        def write() -> None:
+            try:
+                entry = seal_stream(self.out, self.unit, config, Provenance(**provenance), iter(self.parts.get, None))
+                self.result = SealResult(entry=entry.to_json(), redo=[], reason="", max_rss_bytes=_max_rss())
+            except FileInvalid as e:
+                self.result = _rejected(self.out, self.unit, e)
+            except BaseException as e:  # handed to `finish`
+                self.error = e
+
+        self.thread = threading.Thread(target=write, daemon=True)
+        self.thread.start()
+
+    def feed(self, parts: list[tuple[int, int]]) -> None:
+        """Finished parts, in order of deals, following the ones fed before."""
+        from .ranges import DealRange
+        from .runformat import PARTS_DIR, control, part_name
+
+        for a, b in parts:
+            r = DealRange(a, b)
+            self.parts.put((r, control(self.out) / PARTS_DIR / part_name(r)))
+
+    def finish(self) -> SealResult:
+        """No more parts: the file's index entry, or the parts to solve again."""
+        self.parts.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
 
 
 class RetryScan(TypedDict):

@@ -619,3 +619,40 @@ def test_a_task_the_driver_runs_fails_like_a_workers() -> None:
     assert kinds == ["storage", "environment", "application"]
     assert jobs.run._first_line(cast(BaseException, done[2].error)) == "ValueError: bug"
     assert done[3].error is None and done[3].result == 1024
+
+
+def test_a_file_is_written_while_its_parts_are_solved(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = ["run", "1-600", "--out", str(out), "--file-deals", "200", "--task-deals", "10", "--verbose", *LIMIT]
+    # 20 tasks a file: each file is written by a StreamSeal actor as its parts come
+    assert cli(args) == 0
+    err = capsys.readouterr().err
+    assert err.count("sealed (written while its parts were solved)") == 3, err
+    assert dataset(out).to_pylist() == reference(DealRange(1, 600), CONFIG).to_pylist()
+    assert cli(["validate", str(out)]) == 0
+    assert not [p for p in out.rglob(".*") if p.is_file()]
+
+
+def test_a_bad_part_in_a_written_stream_is_solved_again(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    options = jobs.run.RunOptions(
+        deals=(DealRange(1, 250),), out=out, config=CONFIG, task_deals=10, file_deals=250, max_in_flight=1,
+        command=["test"], verbosity=-1,
+    )  # fmt: skip
+    seen: list[TaskSummary] = []
+
+    def stop_after_five(summary: TaskSummary) -> None:
+        seen.append(summary)
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+
+    assert jobs.run.run(options, on_chunk=stop_after_five).status == "interrupted"
+    parts = sorted((out / "_run" / "parts").glob("*.part"))
+    assert len(parts) == 5
+    parts[2].write_bytes(b"not a part")  # deals 21-30, found bad by the file's stream
+    assert cli(["run", "1-250", "--out", str(out), "--file-deals", "250", "--task-deals", "10", "--verbose", *LIMIT]) == 0
+    err = capsys.readouterr().err
+    assert "deals 1-250: " in err and "solving 21-30 again" in err, err
+    assert "file of deals 1-250 sealed (its parts merged)" in err, err
+    assert dataset(out).to_pylist() == reference(DealRange(1, 250), CONFIG).to_pylist()
+    assert cli(["validate", str(out)]) == 0
