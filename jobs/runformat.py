@@ -138,6 +138,12 @@ def part_name(deals: DealRange) -> str:
     return f"deals-{deals.start:010d}-{deals.end:010d}.part"
 
 
+def part_path(out: Path, deals: DealRange, *, retry: bool = False) -> Path:
+    """Where the part of `deals` is (`write_part`); with `retry`, an
+    escalation pass's retry part."""
+    return control(out) / (RETRY_DIR if retry else PARTS_DIR) / part_name(deals)
+
+
 def _parse(pattern: re.Pattern[str], name: str) -> DealRange | None:
     m = pattern.fullmatch(name)
     if m is None:
@@ -946,10 +952,9 @@ def write_part(out: Path, table: pa.Table, *, retry: bool = False) -> Path:
     re-solved by an escalation pass as ``_run/retry/deals-A-A.part``."""
     meta = table.schema.metadata or {}
     deals = DealRange(int(meta[b"fca.deal_start"]), int(meta[b"fca.deal_end"]))
-    parts = control(out) / (RETRY_DIR if retry else PARTS_DIR)
-    final = parts / part_name(deals)
+    final = part_path(out, deals, retry=retry)
     try:
-        parts.mkdir(parents=True, exist_ok=True)
+        final.parent.mkdir(parents=True, exist_ok=True)
         write_table_file(final, [table], table.schema)
     except OSError as e:
         raise storage_error(e, str(final)) from e

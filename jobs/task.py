@@ -204,11 +204,11 @@ class StreamSeal:
     def feed(self, parts: list[tuple[int, int]]) -> None:
         """Finished parts, in order of deals, following the ones fed before."""
         from .ranges import DealRange
-        from .runformat import PARTS_DIR, control, part_name
+        from .runformat import part_path
 
         for a, b in parts:
             r = DealRange(a, b)
-            self.parts.put((r, control(self.out) / PARTS_DIR / part_name(r)))
+            self.parts.put((r, part_path(self.out, r)))
 
     def finish(self) -> SealResult:
         """No more parts: the file's index entry, or the parts to solve again."""
