@@ -187,14 +187,15 @@ class StreamSeal:
         config = RunConfig.from_dict(json.loads(config_json))
         self.parts: queue.Queue[tuple[Any, Path] | None] = queue.Queue()
         self.result: SealResult | None = None
+        self.rejected: FileInvalid | None = None
         self.error: BaseException | None = None
 
         def write() -> None:
             try:
                 entry = seal_stream(self.out, self.unit, config, Provenance(**provenance), iter(self.parts.get, None))
                 self.result = SealResult(entry=entry.to_json(), redo=[], reason="", max_rss_bytes=_max_rss())
-            except FileInvalid as e:
-                self.result = _rejected(self.out, self.unit, e)
+            except FileInvalid as e:  # judged by `finish`, once every part is there
+                self.rejected = e
             except BaseException as e:  # handed to `finish`
                 self.error = e
 
@@ -216,6 +217,8 @@ class StreamSeal:
         self.thread.join()
         if self.error is not None:
             raise self.error
+        if self.rejected is not None:
+            return _rejected(self.out, self.unit, self.rejected)
         assert self.result is not None
         return self.result
 
