@@ -869,8 +869,15 @@ def _init_kwargs(addr: str, *, off_main: bool) -> dict[str, object]:
 
 
 def _connect_error(addr: str, e: BaseException) -> BaseException:
-    if isinstance(e, (ConnectionError, ValueError, RuntimeError)):
-        return AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {str(e).strip().splitlines()[0]}")
+    """`ray.init`'s failure as one line (exit 2); an interrupt stays one."""
+    if not isinstance(e, Exception):
+        return e
+    lines = str(e).strip().splitlines()
+    why = lines[0] if lines else type(e).__name__
+    if addr == "local":
+        return AnalyzerError(f"cannot start Ray on this machine: {type(e).__name__}: {why}")
+    if isinstance(e, (ConnectionError, ValueError, RuntimeError, OSError)):
+        return AnalyzerError(f"cannot connect to the Ray cluster at {addr!r}: {why}")
     return e
 
 

@@ -656,3 +656,19 @@ def test_a_bad_part_in_a_written_stream_is_solved_again(ray_address: str, tmp_pa
     assert "file of deals 1-250 sealed (its parts merged)" in err, err
     assert dataset(out).to_pylist() == reference(DealRange(1, 250), CONFIG).to_pylist()
     assert cli(["validate", str(out)]) == 0
+
+
+@pytest.mark.parametrize("mode", [[], ["--ray-only"]], ids=["driver-solves", "ray-only"])
+def test_a_local_ray_that_cannot_start_is_one_line(tmp_path: Path, mode: list[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.run", "1-20000", "--out", str(out), "--quiet", *LIMIT, *mode],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RAY_ADDRESS": "", "RAY_TMPDIR": str(blocker / "ray")},  # Ray's directory cannot be made
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("freecell-analyzer: error: cannot start Ray on this machine: ") and done.stderr.count("\n") == 1, done.stderr
+    m = runformat.load_manifest(out)
+    assert m is not None and m.history[-1].status == "failed"
