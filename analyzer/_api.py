@@ -466,13 +466,22 @@ def solve_range(
     >>> [r.outcome for r in solve_range(1, 4)]
     ['solved', 'solved', 'solved']
     """
+    span = _deal_span(start, stop)
+    if span is None:
+        return []
+    v = _variant(variant, cells, move_rule)
+    rows = _engine.solve_range(*span, v, (limits or Limits())._for_engine(), list(fail_deals))
+    return [SolveResult._from_record(n, v, r) for n, r in rows]
+
+
+def _deal_span(start: int, stop: int) -> tuple[int, int] | None:
+    """Deals ``start .. stop-1`` checked (the first and the last), or None
+    when there are none."""
     a, b = check_deal_number(start), int(stop)
     if b <= a:
-        return []
+        return None
     check_deal_number(b - 1)
-    v = _variant(variant, cells, move_rule)
-    rows = _engine.solve_range(a, b, v, (limits or Limits())._for_engine(), list(fail_deals))
-    return [SolveResult._from_record(n, v, r) for n, r in rows]
+    return a, b
 
 
 #: The fields `solve_range_columns` gives, one list each.
@@ -503,12 +512,11 @@ def solve_range_columns(
     >>> c["solution"][0].split() == list(solve_range(1, 2)[0].solution)
     True
     """
-    a, b = check_deal_number(start), int(stop)
-    v = _variant(variant, cells, move_rule)
-    if b <= a:
+    span = _deal_span(start, stop)
+    if span is None:
         return {k: [] for k in RANGE_COLUMNS}
-    check_deal_number(b - 1)
-    return _engine.solve_range_columns(a, b, v, (limits or Limits())._for_engine(), list(fail_deals))
+    v = _variant(variant, cells, move_rule)
+    return _engine.solve_range_columns(*span, v, (limits or Limits())._for_engine(), list(fail_deals))
 
 
 def min_cells(
