@@ -569,6 +569,7 @@ class _Streams:
         or None when the unit is sealed the usual way."""
         self.pump(unit)
         self.finished.pop(unit, None)
+        self.tasks.pop(unit, None)
         if unit not in self.actors:
             return None
         actor, _ = self.actors[unit]
@@ -579,6 +580,7 @@ class _Streams:
         unit's next seal is the usual one."""
         self.actors.pop(unit, None)
         self.finished.pop(unit, None)
+        self.tasks.pop(unit, None)
         if classic:
             self.classic.add(unit)
 
