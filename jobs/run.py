@@ -522,15 +522,15 @@ class _Streams:
     def __init__(self, args: tuple[str, dict[str, str], str]) -> None:
         self.args = args  # config JSON, provenance, output directory
         self.actor_class: Any = None  # ray.remote(StreamSeal), once Ray is up
-        self.tasks: dict[DealRange, int] = {}
+        #: The units written as streams, each with its finished parts not yet fed.
         self.finished: dict[DealRange, dict[int, DealRange]] = {}
         self.actors: dict[DealRange, tuple[Any, int]] = {}  # actor, next deal to feed
-        self.classic: set[DealRange] = set()
 
     def open(self, unit: DealRange, have: Sequence[DealRange], tasks: int) -> None:
-        """A unit whose `tasks` are queued and whose parts `have` exist."""
-        self.tasks[unit] = tasks
-        self.finished[unit] = {r.start: r for r in have}
+        """A unit whose `tasks` are queued and whose parts `have` exist: a
+        stream when it has `STREAM_MIN_TASKS` tasks or more."""
+        if tasks >= STREAM_MIN_TASKS:
+            self.finished[unit] = {r.start: r for r in have}
 
     def ray_up(self) -> None:
         import ray
@@ -548,7 +548,7 @@ class _Streams:
 
     def pump(self, unit: DealRange) -> None:
         """Feeds the unit's actor (started here) the parts that follow the last one fed."""
-        if self.actor_class is None or unit in self.classic or self.tasks.get(unit, 0) < STREAM_MIN_TASKS:
+        if self.actor_class is None or unit not in self.finished:
             return
         if unit not in self.actors:
             actor = self.actor_class.remote(unit.start, unit.end, *self.args)
@@ -569,20 +569,16 @@ class _Streams:
         or None when the unit is sealed the usual way."""
         self.pump(unit)
         self.finished.pop(unit, None)
-        self.tasks.pop(unit, None)
         if unit not in self.actors:
             return None
         actor, _ = self.actors[unit]
         return actor.finish.remote()
 
-    def drop(self, unit: DealRange, *, classic: bool) -> None:
-        """Forgets the unit's actor (which then ends); with `classic`, the
-        unit's next seal is the usual one."""
+    def drop(self, unit: DealRange) -> None:
+        """Forgets the unit's actor (which then ends): the unit's next seal,
+        if any (after parts solved again), is the usual one."""
         self.actors.pop(unit, None)
         self.finished.pop(unit, None)
-        self.tasks.pop(unit, None)
-        if classic:
-            self.classic.add(unit)
 
 
 @dataclass
@@ -1371,7 +1367,7 @@ def _drive(
                             print(SHIP_HINT, file=err)
                         return finish("failed", EXIT_FAILURE)
                     if flight.streamed:  # the actor failed: the usual seal instead
-                        streams.drop(flight.unit, classic=True)
+                        streams.drop(flight.unit)
                         seals.append(flight.unit)
                         continue
                     outcome.failed.append((flight.deals, f"{kind}: {_first_line(e)}"))
@@ -1406,7 +1402,7 @@ def _drive(
                         on_chunk(summary)
                 else:
                     sealed = cast(SealResult, result)
-                    streams.drop(flight.unit, classic=sealed["entry"] is None)
+                    streams.drop(flight.unit)
                     outcome.max_worker_rss = max(outcome.max_worker_rss, sealed["max_rss_bytes"])
                     if sealed["entry"] is not None:
                         index.append(FileEntry.from_json(sealed["entry"]))

@@ -20,7 +20,11 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any, Final, TypedDict
+from typing import TYPE_CHECKING, Any, Final, TypedDict
+
+if TYPE_CHECKING:  # imported inside the tasks (see the module's docstring)
+    from .ranges import DealRange
+    from .runformat import FileInvalid
 
 #: How to get the package onto Ray workers; part of every "cannot import" message.
 SHIP_HINT: Final = (
@@ -149,7 +153,7 @@ def seal_unit(start: int, end: int, config_json: str, provenance: dict[str, str]
     return SealResult(entry=entry.to_json(), redo=[], reason="", max_rss_bytes=_max_rss())
 
 
-def _rejected(out: Path, unit: Any, e: Any) -> SealResult:
+def _rejected(out: Path, unit: DealRange, e: FileInvalid) -> SealResult:
     """A seal of `unit` that failed on `e` (a `FileInvalid`): deletes the
     part it names (every part of the unit when it names none) and returns
     the deals to solve again."""
@@ -185,7 +189,7 @@ class StreamSeal:
         self.out = Path(out_dir)
         self.unit = DealRange(start, end)
         config = RunConfig.from_dict(json.loads(config_json))
-        self.parts: queue.Queue[tuple[Any, Path] | None] = queue.Queue()
+        self.parts: queue.Queue[tuple[DealRange, Path] | None] = queue.Queue()
         self.result: SealResult | None = None
         self.rejected: FileInvalid | None = None
         self.error: BaseException | None = None
