@@ -25,7 +25,10 @@ that every node mounts at the same path.
 from __future__ import annotations
 
 import argparse
+import atexit
 import collections
+import contextlib
+import importlib
 import io
 import json
 import logging
@@ -947,11 +950,73 @@ class RayStart(Protocol):
     def stop(self) -> None: ...
 
 
+def _proc_parents() -> dict[int, int]:
+    """Each process's parent, by PID (from /proc; empty where there is none)."""
+    parents: dict[int, int] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return parents
+    for name in names:
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    parents[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):  # gone meanwhile
+                pass
+    return parents
+
+
+def _children(parents: dict[int, int]) -> list[int]:
+    """This process's children in `parents` (`_proc_parents`)."""
+    me = os.getpid()
+    return [pid for pid, parent in parents.items() if parent == me]
+
+
+def _descendants(roots: set[int], parents: dict[int, int]) -> set[int]:
+    """`roots` and every process below them in `parents`.
+
+    >>> sorted(_descendants({2}, {2: 1, 3: 2, 4: 3, 5: 1}))
+    [2, 3, 4]
+    """
+    out, grew = set(roots), True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in out} - out
+        out |= more
+        grew = bool(more)
+    return out
+
+
+#: The nice value of a local Ray that starts while the driver solves
+#: (`LocalRayStart`): the lowest CPU priority.
+LOCAL_RAY_NICE: Final = 19
+
+
+def _lowest_priority() -> None:
+    """Gives the calling thread, and every process it starts from now on,
+    the lowest CPU priority (`LOCAL_RAY_NICE`). On Linux only, where a
+    thread has a nice value of its own that the processes it forks inherit
+    (elsewhere the call would change the whole process, or nothing)."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOCAL_RAY_NICE)
+        except OSError:  # not allowed here: the start goes on at the usual priority
+            pass
+
+
 class LocalRayStart:
     """A new local Ray, started in a thread of its own while the driver
     solves the run's first tasks itself (`DriverLane`), so that no core
     waits for Ray's start (2 to 4 s on a small machine, most of it Ray's
     processes starting one after another and polling each other).
+
+    The thread runs at the lowest CPU priority (`_lowest_priority`), and so
+    do the processes of the Ray it starts (its GCS, raylet, agents and
+    workers), so that Ray's start, 3 s of CPU on 2 cores, takes no core from
+    the driver's solving (on a 2-core machine the driver's first tasks took
+    twice as long beside it); once Ray is up its workers solve at that
+    priority, which costs nothing on a machine with nothing else to run and
+    leaves the user's other programs first.
 
     The thread lives as long as the Ray it started: Ray's processes die with
     the thread that started them (PR_SET_PDEATHSIG). `stop` shuts a Ray that
@@ -969,10 +1034,13 @@ class LocalRayStart:
         self.failure: BaseException | None = None
         self.t_start = time.monotonic()
         self.t_up = 0.0
+        self._children_before = set(_children(_proc_parents()))
+        atexit.register(self._end_abandoned)
         self._thread = threading.Thread(target=self._main, name="ray-start", daemon=True)
         self._thread.start()
 
     def _main(self) -> None:
+        _lowest_priority()
         try:
             import ray
 
@@ -1023,6 +1091,21 @@ class LocalRayStart:
         """Whether no run wants this start any more (`stop` came first)."""
         return self._abandoned
 
+    def _end_abandoned(self) -> None:
+        """At exit: kills the processes of this start when it was abandoned
+        and is still under way. Its GCS and raylet would die with this
+        process anyway, but the agents the raylet starts outlive it by a
+        minute (they only poll for it). The processes are this process's
+        children born since the start began, and theirs."""
+        with self._lock:
+            if not self._abandoned or self._settled.is_set():
+                return
+        parents = _proc_parents()
+        ours = set(_children(parents)) - self._children_before
+        for pid in _descendants(ours, parents):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
     def wait_gone(self) -> None:
         """Waits until this start's thread has ended (and with it its Ray)."""
         self._thread.join()
@@ -1046,16 +1129,20 @@ def _local_start(wake: threading.Event) -> LocalRayStart:
     return _last_start
 
 
-def _lane_fits(config: RunConfig) -> bool:
-    """Whether the driver may solve beside Ray's workers: the memory a task
-    asks for, once more than Ray gives its CPUs, within the 70 % of this
-    machine's memory a local Ray offers (a run whose limits make memory,
-    not CPUs, bound the tasks in flight leaves it all to Ray)."""
+def _lane_threads(config: RunConfig, cpus: int) -> int:
+    """How many tasks the driver may solve at once while its local Ray starts
+    (`DriverLane`): one per CPU of this machine, as long as the memory a task
+    asks for, once more for each of them beside Ray's CPUs' tasks (a task
+    the driver has begun finishes after Ray is up), stays within the 70 % of
+    this machine's memory a local Ray offers; 0 when not even one fits (a
+    run whose limits make memory, not CPUs, bound the tasks in flight
+    leaves it all to Ray)."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        return False
-    return config.task_memory() * (_local_cpus() + 1) <= 0.7 * total
+        return 0
+    fit = int(0.7 * total) // max(1, config.task_memory()) - cpus
+    return max(0, min(cpus, fit))
 
 
 class LocalTaskError(Exception):
@@ -1077,28 +1164,63 @@ class LocalRef:
         self.error: BaseException | None = None
 
 
-class DriverLane:
-    """Runs the run's tasks in the driver process, one at a time, in a thread
-    of its own (the engine releases the GIL), while the main thread goes on
-    waiting, reading signals and handing Ray its tasks. The same functions
-    as on Ray's workers (`jobs.task.run_part`, `seal_unit`), so a part or a
-    file is the same bytes whoever wrote it. A task the lane has not
-    finished when the driver gives up is abandoned like a Ray task in
-    flight: a part it completes is valid (written under a temporary name,
-    then renamed) and the next run keeps it."""
+#: What a task imports on its first call (`jobs.task.run_part`), pandas
+#: included: pyarrow imports it, when installed, on its first conversion of
+#: Python values (0.2 to 0.3 s).
+_TASK_IMPORTS: Final = ("pyarrow.parquet", "pyarrow.compute", "analyzer._engine", "jobs.chunks", "jobs.runformat", "pandas")
 
-    def __init__(self, wake: threading.Event) -> None:
+
+def _warm_imports() -> None:
+    """Imports `_TASK_IMPORTS` while the `DriverLane`'s first tasks are in
+    the engine (which holds no GIL), instead of in one of those tasks while
+    the others wait for the same module. A module that does not import is
+    left to the task, which reports it."""
+    for name in _TASK_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+
+
+class DriverLane:
+    """Runs the run's tasks in the driver process, in `threads` threads of
+    its own (the engine releases the GIL, so they solve on as many cores),
+    while the main thread goes on waiting, reading signals and handing Ray
+    its tasks. The same functions as on Ray's workers (`jobs.task.run_part`,
+    `seal_unit`), so a part or a file is the same bytes whoever wrote it. A
+    task the lane has not finished when the driver gives up is abandoned
+    like a Ray task in flight: a part it completes is valid (written under a
+    temporary name, then renamed) and the next run keeps it."""
+
+    def __init__(self, wake: threading.Event, threads: int = 1) -> None:
         self._wake = wake
         self._todo: collections.deque[LocalRef] = collections.deque()
         self._cv = threading.Condition()
         self._finished: list[LocalRef] = []
-        self.busy: LocalRef | None = None
-        threading.Thread(target=self._main, name="driver-lane", daemon=True).start()
+        self._threads = max(1, threads)
+        self._running = 0
+        threading.Thread(target=_warm_imports, name="driver-lane-imports", daemon=True).start()
+        for i in range(self._threads):
+            threading.Thread(target=self._main, name=f"driver-lane-{i}", daemon=True).start()
+
+    @property
+    def full(self) -> bool:
+        """Whether every thread has a task and another waiting (the lane
+        takes no more): a thread that finishes a task takes the next at
+        once, without waiting for the driver's loop, which is slow to
+        answer while Ray's start holds the GIL importing Ray."""
+        with self._cv:
+            return len(self._todo) + self._running >= 2 * self._threads
+
+    @property
+    def idle(self) -> bool:
+        """Whether the lane has no task, waiting or running."""
+        with self._cv:
+            return not self._todo and self._running == 0
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> LocalRef:
         ref = LocalRef(fn, args)
         with self._cv:
-            self.busy = ref
             self._todo.append(ref)
             self._cv.notify()
         return ref
@@ -1109,13 +1231,14 @@ class DriverLane:
                 while not self._todo:
                     self._cv.wait()
                 ref = self._todo.popleft()
+                self._running += 1
             try:
                 ref.result = ref.fn(*ref.args)
             except BaseException as e:  # handed to the driver's loop
                 ref.error = LocalTaskError(e)
             with self._cv:
                 self._finished.append(ref)
-                self.busy = None
+                self._running -= 1
             self._wake.set()
 
     def take_finished(self) -> list[LocalRef]:
@@ -1240,10 +1363,11 @@ def _drive(
         _catch_signals()  # a signal while Ray starts or is joined
         loaded = sys.modules.get("ray")
         local = _ray_address(options.address) == "local" and not (loaded and loaded.is_initialized())
-        if ray_start is not None or (options.driver_solves and local and _lane_fits(config)):
+        threads = _lane_threads(config, _local_cpus()) if options.driver_solves and local else 0
+        if ray_start is not None or threads > 0:
             # A local Ray starts in the background; the driver solves until it is up.
-            starting, lane = (ray_start or _local_start)(wake), DriverLane(wake)
             cpus = _local_cpus()
+            starting, lane = (ray_start or _local_start)(wake), DriverLane(wake, max(1, threads))
         else:
             we_connected = connect(
                 options.address,
@@ -1328,9 +1452,9 @@ def _drive(
                 streams.ray_up()
             refill()
             while len(pending) < window and (seals or queue):
-                # Before Ray is up the lane takes one task at a time; after,
+                # Before Ray is up the lane takes a task per thread; after,
                 # Ray takes them all.
-                if solve is None and (lane is None or lane.busy is not None):
+                if solve is None and (lane is None or lane.full):
                     break
                 ref: Any
                 if seals:

@@ -32,7 +32,7 @@ import analyzer
 import jobs.run
 from analyzer.errors import StorageError
 from jobs import runformat
-from jobs.config import build_config
+from jobs.config import TASK_MEMORY_FACTOR, TASK_MEMORY_OVERHEAD, RunConfig, build_config
 from jobs.ranges import DealRange
 from jobs.task import EngineUnavailableError, TaskSummary
 
@@ -586,6 +586,88 @@ def test_runs_one_after_another_in_one_process(tmp_path: Path) -> None:
     assert _ray_gone(before)
 
 
+_ABANDONED = """
+import json, os, threading, time
+import jobs.run as r
+start = r._local_start(threading.Event())
+# Wait for the raylet's own children (its agents, its first workers), which
+# it starts before it registers, so the start is still under way.
+tree: set[int] = set()
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline and not start.up:
+    parents = r._proc_parents()
+    children = set(r._children(parents))
+    tree = r._descendants(children, parents)
+    if tree - children:
+        break
+    time.sleep(0.02)
+nice = sorted({os.getpriority(os.PRIO_PROCESS, pid) for pid in tree})
+start.stop()  # abandoned: the process exits without waiting for Ray
+print(json.dumps({"pids": sorted(tree), "grandchildren": bool(tree - children), "nice": nice, "up": start.up}))
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a process that has not exited (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_local_ray_starts_at_the_lowest_priority_and_an_abandoned_start_ends_with_the_driver() -> None:
+    # Ray's processes (GCS, raylet, and the raylet's agents and workers)
+    # run at nice 19, so its start takes no core from the driver's solving;
+    # a start the driver abandons (its run done first) is gone when the
+    # driver exits, the raylet's agents too (on their own they outlive it
+    # by a minute).
+    done = subprocess.run(
+        [sys.executable, "-c", _ABANDONED], cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RAY_ADDRESS": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["grandchildren"] and not doc["up"] and doc["nice"] == [jobs.run.LOCAL_RAY_NICE], doc
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_running(p) for p in doc["pids"]):
+        time.sleep(0.1)
+    assert not [p for p in doc["pids"] if _running(p)], doc
+
+
+def test_the_driver_solves_a_task_per_thread() -> None:
+    wake = threading.Event()
+    lane = jobs.run.DriverLane(wake, threads=2)
+    both = threading.Barrier(2, timeout=30)  # passed only by two tasks at once
+    refs = [lane.submit(both.wait) for _ in range(2)]
+    assert lane.full is False  # two running, none waiting
+    refs += [lane.submit(pow, 2, k) for k in range(2)]
+    assert lane.full and not lane.idle
+    done: list[jobs.run.LocalRef] = []
+    deadline = time.monotonic() + 60
+    while len(done) < 4 and time.monotonic() < deadline:
+        wake.wait(1)
+        wake.clear()
+        done += lane.take_finished()
+    assert sorted(id(r) for r in done) == sorted(id(r) for r in refs) and lane.idle
+    assert all(r.error is None for r in done), [r.error for r in done]
+    assert sorted(r.result for r in refs[2:]) == [1, 2]
+
+
+def test_the_driver_solves_only_what_fits_beside_rays_workers() -> None:
+    # one thread per CPU; none when a task's memory, once more per thread
+    # beside Ray's CPUs' tasks, would not fit in 70 % of the machine's memory
+    room = 0.7 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+    def asking(task_bytes: float) -> RunConfig:
+        """A configuration whose task asks for about `task_bytes` of memory."""
+        return build_config(max_bytes=int((task_bytes - TASK_MEMORY_OVERHEAD) / TASK_MEMORY_FACTOR))
+
+    assert jobs.run._lane_threads(CONFIG, 2) == 2
+    assert jobs.run._lane_threads(asking(room / 3.5), 2) == 1  # 3 fit: Ray's 2 and one thread
+    assert jobs.run._lane_threads(asking(room / 2.5), 2) == 0  # only Ray's 2
+    assert jobs.run._lane_threads(asking(room / 2.5), 1) == 1
+
+
 def test_an_interrupt_while_the_driver_solves_keeps_its_work(ray_address: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = _driver(out, "local", deals="1-600")  # tasks of 2 deals: the driver writes a part every few ms
@@ -614,7 +696,7 @@ def test_a_task_the_driver_runs_fails_like_a_workers() -> None:
         wake.wait(1)
         wake.clear()
         done += lane.take_finished()
-    assert done == refs and lane.busy is None
+    assert done == refs and lane.idle
     kinds = [jobs.run.classify_failure(r.error) for r in done[:3] if r.error is not None]
     assert kinds == ["storage", "environment", "application"]
     assert jobs.run._first_line(cast(BaseException, done[2].error)) == "ValueError: bug"
