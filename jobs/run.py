@@ -508,32 +508,53 @@ class _InFlight:
     streamed: bool = False
 
 
-#: A file of at least this many solving tasks is written while they run
-#: (`_Streams`); a smaller one is sealed once its parts are all there (an
-#: actor's process costs about what sealing a few tasks' parts does).
+#: A file of at least this many solving tasks is written while they run by
+#: a Ray actor (`_Streams`); a smaller one is sealed once its parts are all
+#: there (an actor's process costs about what sealing a few tasks' parts
+#: does). While the driver solves (`DriverLane`) a file of two tasks or
+#: more is written by a thread of the driver, which costs nothing to start.
 STREAM_MIN_TASKS: Final = 20
+LOCAL_STREAM_MIN_TASKS: Final = 2
+
+
+@dataclass
+class _Stream:
+    """One file being written while its parts are solved: a `StreamSeal`
+    Ray actor, or the same class in a thread of the driver (`local`)."""
+
+    writer: Any
+    local: bool
+    #: The first deal of the next part to feed it.
+    next: int
 
 
 class _Streams:
-    """The data files written while their last parts are still being solved:
-    one `jobs.task.StreamSeal` actor per file of at least `STREAM_MIN_TASKS`
-    tasks, fed the file's finished parts in order of deals, so that the
-    run's last file is sealed moments after its last task instead of all
-    at the end. A file whose stream failed or whose parts were rejected is
-    sealed the usual way (`seal_unit`)."""
+    """The data files written while their last parts are still being solved,
+    by a `jobs.task.StreamSeal` fed the file's finished parts in order of
+    deals, so that the run's last file is sealed moments after its last
+    task instead of all at the end: a Ray actor per file of at least
+    `STREAM_MIN_TASKS` tasks once Ray is up, and before, while the driver
+    solves, a `StreamSeal` of the driver's own (in a thread: the file is
+    written beside the lane's solving, not after it) per file of at least
+    `LOCAL_STREAM_MIN_TASKS`; a local stream goes on locally once Ray is up.
+    A file whose stream failed or whose parts were rejected is sealed the
+    usual way (`seal_unit`)."""
 
-    def __init__(self, args: tuple[str, dict[str, str], str]) -> None:
+    def __init__(self, args: tuple[str, dict[str, str], str], lane: DriverLane | None = None) -> None:
         self.args = args  # config JSON, provenance, output directory
+        self.lane = lane  # while Ray starts: the driver's streams report through it
         self.actor_class: Any = None  # ray.remote(StreamSeal), once Ray is up
         #: The units written as streams, each with its finished parts not yet fed.
         self.finished: dict[DealRange, dict[int, DealRange]] = {}
-        self.actors: dict[DealRange, tuple[Any, int]] = {}  # actor, next deal to feed
+        self.streams: dict[DealRange, _Stream] = {}
 
     def open(self, unit: DealRange, have: Sequence[DealRange], tasks: int) -> None:
         """A unit whose `tasks` are queued and whose parts `have` exist: a
-        stream when it has `STREAM_MIN_TASKS` tasks or more."""
-        if tasks >= STREAM_MIN_TASKS:
+        stream when it has enough tasks (see `_Streams`)."""
+        local = self.lane is not None and self.actor_class is None
+        if tasks >= (LOCAL_STREAM_MIN_TASKS if local else STREAM_MIN_TASKS):
             self.finished[unit] = {r.start: r for r in have}
+            self.pump(unit)
 
     def ray_up(self) -> None:
         import ray
@@ -550,37 +571,49 @@ class _Streams:
             self.pump(unit)
 
     def pump(self, unit: DealRange) -> None:
-        """Feeds the unit's actor (started here) the parts that follow the last one fed."""
-        if self.actor_class is None or unit not in self.finished:
+        """Feeds the unit's stream (started here) the parts that follow the last one fed."""
+        if unit not in self.finished:
             return
-        if unit not in self.actors:
-            actor = self.actor_class.remote(unit.start, unit.end, *self.args)
-            self.actors[unit] = (actor, unit.start)
-        actor, nxt = self.actors[unit]
+        if unit not in self.streams:
+            if self.actor_class is not None:
+                self.streams[unit] = _Stream(self.actor_class.remote(unit.start, unit.end, *self.args), False, unit.start)
+            elif self.lane is not None:
+                from .task import StreamSeal
+
+                self.streams[unit] = _Stream(StreamSeal(unit.start, unit.end, *self.args), True, unit.start)
+            else:
+                return
+        stream = self.streams[unit]
         batch: list[tuple[int, int]] = []
         ready = self.finished[unit]
-        while nxt in ready:
-            r = ready.pop(nxt)
+        while stream.next in ready:
+            r = ready.pop(stream.next)
             batch.append((r.start, r.end))
-            nxt = r.end + 1
-        self.actors[unit] = (actor, nxt)
+            stream.next = r.end + 1
         if batch:
-            actor.feed.remote(batch)
+            if stream.local:
+                stream.writer.feed(batch)
+            else:
+                stream.writer.feed.remote(batch)
 
     def finish(self, unit: DealRange) -> Any:
-        """The unit's parts are all there: its actor's `finish` reference,
-        or None when the unit is sealed the usual way."""
+        """The unit's parts are all there: the reference of its stream's
+        `finish` (a Ray object reference, or the lane's `LocalRef`), or
+        None when the unit is sealed the usual way."""
         self.pump(unit)
         self.finished.pop(unit, None)
-        if unit not in self.actors:
+        stream = self.streams.get(unit)
+        if stream is None:
             return None
-        actor, _ = self.actors[unit]
-        return actor.finish.remote()
+        if stream.local:
+            assert self.lane is not None
+            return self.lane.run_aside(stream.writer.finish)
+        return stream.writer.finish.remote()
 
     def drop(self, unit: DealRange) -> None:
-        """Forgets the unit's actor (which then ends): the unit's next seal,
+        """Forgets the unit's stream (which then ends): the unit's next seal,
         if any (after parts solved again), is the usual one."""
-        self.actors.pop(unit, None)
+        self.streams.pop(unit, None)
         self.finished.pop(unit, None)
 
 
@@ -1164,6 +1197,14 @@ class LocalRef:
         self.error: BaseException | None = None
 
 
+#: Seconds the `DriverLane` solves on every CPU while a local Ray starts;
+#: after that it leaves one to Ray's start, which at the lowest priority
+#: would get none (a 1,000,000-deal run was done by the driver alone, Ray
+#: up after 52 s). About a local Ray's start on an idle small machine (2 to
+#: 3 s), so that a run of some tens of thousands of deals is done first.
+LANE_ALL_CORES_S: Final = 3.0
+
+
 #: What a task imports on its first call (`jobs.task.run_part`), pandas
 #: included: pyarrow imports it, when installed, on its first conversion of
 #: Python values (0.2 to 0.3 s).
@@ -1198,6 +1239,7 @@ class DriverLane:
         self._cv = threading.Condition()
         self._finished: list[LocalRef] = []
         self._threads = max(1, threads)
+        self._active = self._threads  # threads that may run a task (`narrow`)
         self._running = 0
         threading.Thread(target=_warm_imports, name="driver-lane-imports", daemon=True).start()
         for i in range(self._threads):
@@ -1210,7 +1252,7 @@ class DriverLane:
         once, without waiting for the driver's loop, which is slow to
         answer while Ray's start holds the GIL importing Ray."""
         with self._cv:
-            return len(self._todo) + self._running >= 2 * self._threads
+            return len(self._todo) + self._running >= 2 * self._active
 
     @property
     def idle(self) -> bool:
@@ -1225,21 +1267,39 @@ class DriverLane:
             self._cv.notify()
         return ref
 
+    def run_aside(self, fn: Callable[..., Any], *args: Any) -> LocalRef:
+        """Runs `fn` in a thread of its own, beside the lane's threads (a
+        call that mostly waits, such as a local stream's `finish`), its end
+        reported as the lane's tasks are."""
+        ref = LocalRef(fn, args)
+        threading.Thread(target=self._run, args=(ref, False), name="driver-lane-aside", daemon=True).start()
+        return ref
+
+    def _run(self, ref: LocalRef, counted: bool) -> None:
+        try:
+            ref.result = ref.fn(*ref.args)
+        except BaseException as e:  # handed to the driver's loop
+            ref.error = LocalTaskError(e)
+        with self._cv:
+            self._finished.append(ref)
+            if counted:
+                self._running -= 1
+                self._cv.notify()  # a thread held back by `narrow` may start
+        self._wake.set()
+
+    def narrow(self, threads: int) -> None:
+        """From now on at most `threads` tasks run at once (at least one)."""
+        with self._cv:
+            self._active = max(1, min(threads, self._threads))
+
     def _main(self) -> None:
         while True:
             with self._cv:
-                while not self._todo:
+                while not self._todo or self._running >= self._active:
                     self._cv.wait()
                 ref = self._todo.popleft()
                 self._running += 1
-            try:
-                ref.result = ref.fn(*ref.args)
-            except BaseException as e:  # handed to the driver's loop
-                ref.error = LocalTaskError(e)
-            with self._cv:
-                self._finished.append(ref)
-                self._running -= 1
-            self._wake.set()
+            self._run(ref, True)
 
     def take_finished(self) -> list[LocalRef]:
         """The tasks finished since the last call."""
@@ -1358,6 +1418,7 @@ def _drive(
     progress: Progress | None = None
     starting: RayStart | None = None
     lane: DriverLane | None = None
+    narrow_at = math.inf  # when the lane leaves a core to Ray's start
     wake = threading.Event()  # set by the lane and the local start when they have news
     try:
         _catch_signals()  # a signal while Ray starts or is joined
@@ -1368,6 +1429,7 @@ def _drive(
             # A local Ray starts in the background; the driver solves until it is up.
             cpus = _local_cpus()
             starting, lane = (ray_start or _local_start)(wake), DriverLane(wake, max(1, threads))
+            narrow_at = time.monotonic() + LANE_ALL_CORES_S
         else:
             we_connected = connect(
                 options.address,
@@ -1401,7 +1463,7 @@ def _drive(
         last_progress = time.monotonic()
         memory = config.task_memory()
         redos = RedoBudget()
-        streams = _Streams((config_json, prov, out_abs))
+        streams = _Streams((config_json, prov, out_abs), lane)
 
         def refill() -> None:
             nonlocal exhausted
@@ -1441,6 +1503,11 @@ def _drive(
                         f"Ray up after {starting.t_up - starting.t_start:.1f} s ({cpus} CPUs); "
                         f"the driver solved {outcome.driver_deals} deals meanwhile"
                     )
+            if lane is not None and solve is None and time.monotonic() >= narrow_at:
+                # Ray's start, at the lowest priority, gets no CPU while the
+                # lane uses them all: from now on it has one.
+                lane.narrow(cpus - 1)
+                narrow_at = math.inf
             if solve is None and (starting is None or starting.up):
                 import ray
 

@@ -9,6 +9,7 @@ timed (bounds are guards against a hung test)."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import os
@@ -737,6 +738,61 @@ def test_a_bad_part_in_a_written_stream_is_solved_again(ray_address: str, tmp_pa
     assert "deals 1-250: " in err and "solving 21-30 again" in err, err
     assert "file of deals 1-250 sealed (its parts merged)" in err, err
     assert dataset(out).to_pylist() == reference(DealRange(1, 250), CONFIG).to_pylist()
+    assert cli(["validate", str(out)]) == 0
+
+
+def _lane_only(out: Path, deals: DealRange, file_deals: int) -> tuple[jobs.run.RunOutcome, str]:
+    """A run whose local Ray never comes up (a held start): the driver solves
+    and seals everything. Returns the outcome and its verbose lines."""
+    options = jobs.run.RunOptions(
+        deals=(deals,), out=out, config=CONFIG, task_deals=10, file_deals=file_deals, command=["test"], verbosity=1,
+    )  # fmt: skip
+    starts: list[_HeldStart] = []
+
+    def start(wake: threading.Event) -> _HeldStart:
+        starts.append(_HeldStart(wake))
+        return starts[-1]
+
+    text = io.StringIO()
+    outcome = jobs.run.run(options, ray_start=start, stream=text)
+    assert starts and not starts[0].up and starts[0].stopped
+    return outcome, text.getvalue()
+
+
+def test_the_driver_writes_a_file_while_it_solves_its_parts(tmp_path: Path) -> None:
+    # 4 tasks a file: while Ray starts, each file is written by a stream in
+    # a thread of the driver as its parts come
+    out = tmp_path / "run"
+    outcome, text = _lane_only(out, DealRange(1, 120), 40)
+    assert outcome.status == "complete" and outcome.driver_deals == 120 and outcome.files_sealed == 3, text
+    assert text.count("sealed (written while its parts were solved)") == 3, text
+    assert dataset(out).to_pylist() == reference(DealRange(1, 120), CONFIG).to_pylist()
+    assert cli(["validate", str(out)]) == 0
+    assert not [p for p in out.rglob(".*") if p.is_file()]
+
+
+def test_a_bad_part_in_the_drivers_stream_is_solved_again(ray_address: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    options = jobs.run.RunOptions(
+        deals=(DealRange(1, 50),), out=out, config=CONFIG, task_deals=10, file_deals=50, max_in_flight=1,
+        command=["test"], verbosity=-1,
+    )  # fmt: skip
+    seen: list[TaskSummary] = []
+
+    def stop_after_three(summary: TaskSummary) -> None:
+        seen.append(summary)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    assert jobs.run.run(options, on_chunk=stop_after_three).status == "interrupted"
+    parts = sorted((out / "_run" / "parts").glob("*.part"))
+    assert len(parts) == 3
+    parts[1].write_bytes(b"not a part")  # deals 11-20, found bad by the driver's stream
+    outcome, text = _lane_only(out, DealRange(1, 50), 50)
+    assert outcome.status == "complete", text
+    assert "deals 1-50: " in text and "solving 11-20 again" in text, text
+    assert "file of deals 1-50 sealed (its parts merged)" in text, text
+    assert dataset(out).to_pylist() == reference(DealRange(1, 50), CONFIG).to_pylist()
     assert cli(["validate", str(out)]) == 0
 
 
