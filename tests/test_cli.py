@@ -441,6 +441,25 @@ def test_the_console_script() -> None:
         [script, "deal", "617", "--format", "rows"], capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout) == (0, DEAL_617_ROWS)
+    done = subprocess.run([script, "deal", "0"], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+_ENTRY = """
+import atexit, sys
+atexit.register(lambda: print("exit handlers ran"))
+from analyzer.cli import entry
+sys.argv = ["freecell-analyzer", *sys.argv[1:]]
+entry()
+"""
+
+
+@pytest.mark.parametrize(("args", "code", "out"), [(["deal", "617", "--format", "rows"], 0, DEAL_617_ROWS), (["deal", "0"], 2, "")])
+def test_the_console_scripts_exit_flushes_and_runs_the_exit_handlers(args: list[str], code: int, out: str) -> None:
+    # the console script's entry ends the process without the interpreter's
+    # teardown: its output and the exit handlers' are all there, its code too
+    done = subprocess.run([sys.executable, "-c", _ENTRY, *args], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert (done.returncode, done.stdout) == (code, out + "exit handlers ran\n"), done.stderr
 
 
 def test_ctrl_c_ends_a_long_proof_at_once() -> None:
