@@ -802,7 +802,7 @@ def test_a_local_ray_that_cannot_start_is_one_line(tmp_path: Path, mode: list[st
     blocker.write_text("")
     out = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "jobs.run", "1-20000", "--out", str(out), "--quiet", *LIMIT, *mode],
+        [sys.executable, "-m", "jobs.run", "1-200000", "--out", str(out), "--quiet", *LIMIT, *mode],  # longer than a failed start
         cwd=REPO, capture_output=True, text=True, timeout=300,
         env={**os.environ, "RAY_ADDRESS": "", "RAY_TMPDIR": str(blocker / "ray")},  # Ray's directory cannot be made
     )  # fmt: skip
