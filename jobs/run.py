@@ -1287,6 +1287,14 @@ class DriverLane:
                 self._cv.notify()  # a thread held back by `narrow` may start
         self._wake.set()
 
+    def withdraw(self) -> list[LocalRef]:
+        """Takes back the tasks no thread has begun, in the order given
+        (Ray takes them once up: a long task waiting here would otherwise
+        run after Ray's workers have nothing left to do)."""
+        with self._cv:
+            taken, self._todo = list(self._todo), collections.deque()
+        return taken
+
     def narrow(self, threads: int) -> None:
         """From now on at most `threads` tasks run at once (at least one)."""
         with self._cv:
@@ -1517,6 +1525,13 @@ def _drive(
                 # window take every freed CPU first (a 10M run sealed nothing).
                 sealer = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False)(seal_unit)
                 streams.ray_up()
+                if lane is not None:  # what the lane has not begun goes to Ray, first
+                    for taken in reversed(lane.withdraw()):
+                        back = pending.pop(taken)
+                        if back.kind == "seal":
+                            seals.appendleft(back.unit)
+                        else:
+                            queue.appendleft((back.unit, back.deals))
             refill()
             while len(pending) < window and (seals or queue):
                 # Before Ray is up the lane takes a task per thread; after,

@@ -555,6 +555,31 @@ def test_ray_takes_over_from_the_driver_once_up(ray_address: str, tmp_path: Path
     assert cli(["validate", str(options.out)]) == 0
 
 
+def test_ray_takes_the_tasks_the_driver_has_not_begun(ray_address: str, tmp_path: Path) -> None:
+    # The lane holds a task running and one waiting per thread; once Ray is
+    # declared up those waiting go to Ray (`DriverLane.withdraw`), and every
+    # deal is still solved exactly once.
+    starts: list[_HeldStart] = []
+
+    def start(wake: threading.Event) -> _HeldStart:
+        starts.append(_HeldStart(wake))
+        return starts[-1]
+
+    def chunk(summary: TaskSummary) -> None:
+        if not starts[0].up:
+            starts[0].declare_up()
+
+    options = jobs.run.RunOptions(
+        deals=(DealRange(1, 200),), out=tmp_path / "run", config=CONFIG, task_deals=5, file_deals=100,
+        command=["test"], verbosity=-1,
+    )  # fmt: skip
+    outcome = jobs.run.run(options, on_chunk=chunk, ray_start=start)
+    assert outcome.status == "complete" and outcome.deals_done == 200 and outcome.tasks_done == 40
+    assert outcome.driver_deals <= 5 * 2 * jobs.run._local_cpus()  # at most the lane's first tasks
+    assert dataset(options.out).to_pylist() == reference(DealRange(1, 200), CONFIG).to_pylist()
+    assert cli(["validate", str(options.out)]) == 0
+
+
 _TWO_RUNS = """
 import json, sys
 from pathlib import Path
@@ -652,6 +677,30 @@ def test_the_driver_solves_a_task_per_thread() -> None:
     assert sorted(id(r) for r in done) == sorted(id(r) for r in refs) and lane.idle
     assert all(r.error is None for r in done), [r.error for r in done]
     assert sorted(r.result for r in refs[2:]) == [1, 2]
+
+
+def test_the_driver_gives_back_the_tasks_it_has_not_begun() -> None:
+    wake = threading.Event()
+    lane = jobs.run.DriverLane(wake, threads=1)
+    go, begun = threading.Event(), threading.Event()
+
+    def first() -> str:
+        begun.set()
+        go.wait(30)
+        return "first"
+
+    refs = [lane.submit(first), lane.submit(pow, 2, 3), lane.submit(pow, 2, 4)]
+    assert begun.wait(30)
+    assert lane.withdraw() == refs[1:] and lane.withdraw() == []
+    go.set()
+    done: list[jobs.run.LocalRef] = []
+    deadline = time.monotonic() + 30
+    while not lane.idle and time.monotonic() < deadline:
+        wake.wait(1)
+        wake.clear()
+        done += lane.take_finished()
+    done += lane.take_finished()
+    assert done == refs[:1] and done[0].result == "first"
 
 
 def test_the_driver_solves_only_what_fits_beside_rays_workers() -> None:
