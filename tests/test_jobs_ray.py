@@ -765,22 +765,29 @@ def test_a_file_is_written_while_its_parts_are_solved(ray_address: str, tmp_path
     assert not [p for p in out.rglob(".*") if p.is_file()]
 
 
-def test_a_bad_part_in_a_written_stream_is_solved_again(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "run"
+def _parts_of_an_interrupted_run(out: Path, deals: DealRange, tasks: int) -> list[Path]:
+    """The parts of a run of `deals` (one file, tasks of 10 deals, one at a
+    time, on the module's Ray) interrupted after its first `tasks` tasks."""
     options = jobs.run.RunOptions(
-        deals=(DealRange(1, 250),), out=out, config=CONFIG, task_deals=10, file_deals=250, max_in_flight=1,
+        deals=(deals,), out=out, config=CONFIG, task_deals=10, file_deals=len(deals), max_in_flight=1,
         command=["test"], verbosity=-1,
     )  # fmt: skip
     seen: list[TaskSummary] = []
 
-    def stop_after_five(summary: TaskSummary) -> None:
+    def stop(summary: TaskSummary) -> None:
         seen.append(summary)
-        if len(seen) == 5:
+        if len(seen) == tasks:
             raise KeyboardInterrupt
 
-    assert jobs.run.run(options, on_chunk=stop_after_five).status == "interrupted"
+    assert jobs.run.run(options, on_chunk=stop).status == "interrupted"
     parts = sorted((out / "_run" / "parts").glob("*.part"))
-    assert len(parts) == 5
+    assert len(parts) == tasks
+    return parts
+
+
+def test_a_bad_part_in_a_written_stream_is_solved_again(ray_address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    parts = _parts_of_an_interrupted_run(out, DealRange(1, 250), 5)
     parts[2].write_bytes(b"not a part")  # deals 21-30, found bad by the file's stream
     assert cli(["run", "1-250", "--out", str(out), "--file-deals", "250", "--task-deals", "10", "--verbose", *LIMIT]) == 0
     err = capsys.readouterr().err
@@ -822,20 +829,7 @@ def test_the_driver_writes_a_file_while_it_solves_its_parts(tmp_path: Path) -> N
 
 def test_a_bad_part_in_the_drivers_stream_is_solved_again(ray_address: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    options = jobs.run.RunOptions(
-        deals=(DealRange(1, 50),), out=out, config=CONFIG, task_deals=10, file_deals=50, max_in_flight=1,
-        command=["test"], verbosity=-1,
-    )  # fmt: skip
-    seen: list[TaskSummary] = []
-
-    def stop_after_three(summary: TaskSummary) -> None:
-        seen.append(summary)
-        if len(seen) == 3:
-            raise KeyboardInterrupt
-
-    assert jobs.run.run(options, on_chunk=stop_after_three).status == "interrupted"
-    parts = sorted((out / "_run" / "parts").glob("*.part"))
-    assert len(parts) == 3
+    parts = _parts_of_an_interrupted_run(out, DealRange(1, 50), 3)
     parts[1].write_bytes(b"not a part")  # deals 11-20, found bad by the driver's stream
     outcome, text = _lane_only(out, DealRange(1, 50), 50)
     assert outcome.status == "complete", text
