@@ -1430,8 +1430,11 @@ def _drive(
     wake = threading.Event()  # set by the lane and the local start when they have news
     try:
         _catch_signals()  # a signal while Ray starts or is joined
-        loaded = sys.modules.get("ray")
-        local = _ray_address(options.address) == "local" and not (loaded and loaded.is_initialized())
+        # Ray is imported (and initialized) only if this process did it; an
+        # earlier run's abandoned start may still be importing it (a module
+        # partly initialized, without `is_initialized` yet: not initialized).
+        initialized = getattr(sys.modules.get("ray"), "is_initialized", None)
+        local = _ray_address(options.address) == "local" and not (initialized is not None and initialized())
         threads = _lane_threads(config, _local_cpus()) if options.driver_solves and local else 0
         if ray_start is not None or threads > 0:
             # A local Ray starts in the background; the driver solves until it is up.

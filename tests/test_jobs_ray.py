@@ -718,6 +718,35 @@ def test_the_driver_solves_only_what_fits_beside_rays_workers() -> None:
     assert jobs.run._lane_threads(asking(room / 2.5), 1) == 1
 
 
+_RAY_HALF_IMPORTED = """
+import json, sys, threading, types
+from pathlib import Path
+sys.modules["ray"] = types.ModuleType("ray")  # as while another thread imports it: no is_initialized yet
+import jobs.run as r
+from jobs.config import build_config
+from jobs.ranges import DealRange
+
+class Held:
+    def __init__(self, wake):
+        self.failure, self.t_start, self.t_up, self.up = None, 0.0, 0.0, False
+    def stop(self):
+        pass
+
+o = r.run(r.RunOptions(deals=(DealRange(1, 20),), out=Path(sys.argv[1]), config=build_config(max_positions=200_000),
+                       command=["test"], verbosity=-1), ray_start=Held)
+print(json.dumps([o.status, o.driver_deals]))
+"""
+
+
+def test_a_run_while_ray_is_half_imported_solves_in_the_driver(tmp_path: Path) -> None:
+    # A second run in one process can come while the first run's abandoned
+    # start is still importing Ray: the module is there, not yet complete.
+    done = subprocess.run(
+        [sys.executable, "-c", _RAY_HALF_IMPORTED, str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout) == ["complete", 20], done.stderr
+
+
 def test_an_interrupt_while_the_driver_solves_keeps_its_work(ray_address: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = _driver(out, "local", deals="1-600")  # tasks of 2 deals: the driver writes a part every few ms
