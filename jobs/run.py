@@ -1435,10 +1435,10 @@ def _drive(
         # partly initialized, without `is_initialized` yet: not initialized).
         initialized = getattr(sys.modules.get("ray"), "is_initialized", None)
         local = _ray_address(options.address) == "local" and not (initialized is not None and initialized())
-        threads = _lane_threads(config, _local_cpus()) if options.driver_solves and local else 0
+        cpus = _local_cpus()
+        threads = _lane_threads(config, cpus) if options.driver_solves and local else 0
         if ray_start is not None or threads > 0:
             # A local Ray starts in the background; the driver solves until it is up.
-            cpus = _local_cpus()
             starting, lane = (ray_start or _local_start)(wake), DriverLane(wake, max(1, threads))
             narrow_at = time.monotonic() + LANE_ALL_CORES_S
         else:
