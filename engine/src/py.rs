@@ -305,26 +305,39 @@ impl From<std::thread::Result<SolveResult>> for Searched {
 }
 
 /// Python strings of move texts, each made once per call: a batch's
-/// solutions repeat a few dozen texts millions of times.
+/// solutions repeat a few dozen texts millions of times. Direct-mapped by
+/// the notation's `key`: a slot keeps the last text made there, so two
+/// notations sharing a slot only cost a new string now and then (a
+/// solution's moves are a few hundred distinct texts at most, in 1,024
+/// slots), and a lookup is a multiply and a compare.
 struct Texts<'py> {
     py: Python<'py>,
-    made: HashMap<Notation, Bound<'py, PyString>>,
+    slots: Vec<Option<(u64, Bound<'py, PyString>)>>,
 }
+
+/// log2 of `Texts`' slots.
+const TEXT_SLOT_BITS: u32 = 10;
 
 impl<'py> Texts<'py> {
     fn new(py: Python<'py>) -> Self {
         Texts {
             py,
-            made: HashMap::new(),
+            slots: vec![None; 1 << TEXT_SLOT_BITS],
         }
     }
 
+    #[inline]
     fn get(&mut self, n: Notation) -> Bound<'py, PyString> {
-        let py = self.py;
-        self.made
-            .entry(n)
-            .or_insert_with(|| PyString::new(py, n.as_str()))
-            .clone()
+        let k = n.key();
+        let i = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TEXT_SLOT_BITS)) as usize;
+        match &self.slots[i] {
+            Some((key, s)) if *key == k => s.clone(),
+            _ => {
+                let s = PyString::new(self.py, n.as_str());
+                self.slots[i] = Some((k, s.clone()));
+                s
+            }
+        }
     }
 
     fn record(&mut self, s: &Searched) -> PyResult<SolveRecord> {
@@ -351,14 +364,14 @@ impl<'py> Texts<'py> {
         let sol = r.solution.as_ref();
         let notation: &[Notation] = sol.map_or(&[], |s| &s.notation);
         let auto: &[bool] = sol.map_or(&[], |s| &s.auto);
-        let texts: Vec<Bound<'py, PyString>> = notation.iter().map(|&n| self.get(n)).collect();
+        let texts = PyTuple::new(py, notation.iter().map(|&n| self.get(n)))?;
         Ok(SolveRecord {
             outcome: r.outcome.name(),
             limit_reason: match r.outcome {
                 Outcome::Limit(k) => Some(k.name()),
                 _ => None,
             },
-            solution: PyTuple::new(py, texts)?.unbind(),
+            solution: texts.unbind(),
             auto: PyTuple::new(py, auto)?.unbind(),
             solution_length_single: sol.and_then(|s| s.single_len),
             solution_length_multi: sol.map(|s| s.multi_len),

@@ -252,6 +252,16 @@ pub struct Notation {
 }
 
 impl Notation {
+    /// The notation as one number: equal exactly when the notations are
+    /// (its length and its seven bytes, unused ones zero).
+    #[inline]
+    pub fn key(&self) -> u64 {
+        let mut b = [0u8; 8];
+        b[0] = self.len;
+        b[1..].copy_from_slice(&self.text);
+        u64::from_le_bytes(b)
+    }
+
     pub fn as_str(&self) -> &str {
         // Location characters, `v` and digits: ASCII.
         std::str::from_utf8(&self.text[..self.len as usize]).expect("ASCII notation")
