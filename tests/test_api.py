@@ -573,6 +573,19 @@ def test_solve_range_matches_solve() -> None:
     assert analyzer.solve_range(5, 5) == [] and analyzer.solve_range(5, 2) == []
 
 
+def test_results_from_the_engine_are_whole_dataclasses() -> None:
+    # SolveResult._from_record fills the fields without the dataclass's
+    # __init__: every field must be set, and nothing else, so a field
+    # added to SolveResult and not to _from_record fails here.
+    names = {f.name for f in dataclasses.fields(SolveResult)}
+    for r in [*analyzer.solve_range(1, 3), *analyzer.solve_range(1, 2, fail_deals=[1]), analyzer.solve(11982)]:
+        assert set(vars(r)) == names
+        assert r == SolveResult(**{k: getattr(r, k) for k in names})
+        assert hash(r) == hash(SolveResult(**{k: getattr(r, k) for k in names}))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            r.outcome = "solved"  # type: ignore[misc]
+
+
 # ---------------------------------------------------------------------------
 # Failures of the engine itself
 # ---------------------------------------------------------------------------
