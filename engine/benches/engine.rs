@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the engine: dealing, move generation with
-//! apply/undo, and the solver. Each benchmark asserts the answer it times
+//! apply/undo, the solver, and the prover's visited set. Each benchmark asserts the answer it times
 //! (the deal vectors, move counts, restored positions, solver outcomes), so
 //! a fast wrong engine cannot post a good figure.
 //!
@@ -327,5 +327,58 @@ fn bench_solve(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_deal, bench_moves, bench_solve);
+// ---------------------------------------------------------------------------
+// The prover's visited set
+
+/// Fingerprint-like keys: splitmix of the index in both halves.
+fn table_key(i: u64) -> u128 {
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    ((mix(i) as u128) << 64) | mix(i ^ 0xABCD) as u128
+}
+
+/// `FpTable` with a million positions (16 MB, past the caches): filling
+/// it from empty (its segments growing), and looking up a million keys
+/// it holds and a million it does not.
+fn bench_table(c: &mut Criterion) {
+    use engine::prover::table::FpTable;
+    const N: u64 = 1_000_000;
+    let mut g = c.benchmark_group("table");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    g.throughput(Throughput::Elements(N));
+    g.bench_function("insert_1m", |b| {
+        b.iter(|| {
+            let mut t = FpTable::new();
+            for i in 0..N {
+                assert_eq!(t.insert(table_key(i)), Ok(true));
+            }
+            t.len()
+        })
+    });
+    let mut full = FpTable::new();
+    for i in 0..N {
+        full.insert(table_key(i)).unwrap();
+    }
+    g.bench_function("contains_1m_held", |b| {
+        b.iter(|| {
+            let n = (0..N).filter(|&i| full.contains(table_key(i))).count();
+            assert_eq!(n as u64, N);
+        })
+    });
+    g.bench_function("contains_1m_absent", |b| {
+        b.iter(|| {
+            let n = (N..2 * N).filter(|&i| full.contains(table_key(i))).count();
+            assert_eq!(n, 0);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_deal, bench_moves, bench_solve, bench_table);
 criterion_main!(benches);
