@@ -45,14 +45,21 @@ pub const SLOT_BYTES: u64 = 12;
 /// 56..88, 88..120 of the fingerprint); all zero marks an empty slot.
 #[derive(Default, Clone)]
 struct Segment {
-    words: Vec<u32>,
+    words: Vec<[u32; 3]>,
     len: usize,
+}
+
+/// The top 24 bits of a stored key (its top word's), which order the
+/// entries of a run and choose the first slot.
+#[inline(always)]
+fn top(k: [u32; 3]) -> u32 {
+    k[2] >> 8
 }
 
 impl Segment {
     #[inline]
     fn slots(&self) -> usize {
-        self.words.len() / 3
+        self.words.len()
     }
 
     /// The first slot of a stored key whose top word is `top`, in a segment
@@ -64,18 +71,12 @@ impl Segment {
 
     #[inline(always)]
     fn get(&self, i: usize) -> [u32; 3] {
-        [
-            self.words[3 * i],
-            self.words[3 * i + 1],
-            self.words[3 * i + 2],
-        ]
+        self.words[i]
     }
 
     #[inline(always)]
     fn set(&mut self, i: usize, k: [u32; 3]) {
-        self.words[3 * i] = k[0];
-        self.words[3 * i + 1] = k[1];
-        self.words[3 * i + 2] = k[2];
+        self.words[i] = k;
     }
 
     /// Distance of the entry at slot `i` from its first slot.
@@ -90,20 +91,29 @@ impl Segment {
         }
     }
 
+    /// Robin Hood's stop, `displacement(i, e) < d`, is only possible for
+    /// an entry whose top bits are above the key's, or once the probe has
+    /// gone round the segment's end: the first slot grows with the top
+    /// bits, so an entry met before the end whose first slot comes after
+    /// the key's has larger top bits. The exact test is made only then;
+    /// passing an entry it would stop at only costs a probe (the answer
+    /// is still `true` only for the key itself, and the segment always has
+    /// an empty slot to stop at).
     #[inline]
     fn contains(&self, k: [u32; 3]) -> bool {
-        let n = self.slots();
+        let w = &self.words[..];
+        let n = w.len();
         if n == 0 {
             return false;
         }
         let mut i = Self::home(k[2], n);
         let mut d = 0;
         loop {
-            let e = self.get(i);
+            let e = w[i];
             if e == k {
                 return true;
             }
-            if e == [0; 3] || self.displacement(i, e) < d {
+            if e == [0; 3] || (top(e) > top(k) && self.displacement(i, e) < d) {
                 return false;
             }
             i += 1;
@@ -129,7 +139,8 @@ impl Segment {
     fn insert(&mut self, k: [u32; 3]) -> bool {
         let n = self.slots();
         debug_assert!(self.len < n);
-        let mut i = Self::home(k[2], n);
+        let h = Self::home(k[2], n);
+        let mut i = h;
         let mut d = 0;
         loop {
             let e = self.get(i);
@@ -141,9 +152,14 @@ impl Segment {
             if e == k {
                 return false;
             }
-            let de = self.displacement(i, e);
-            if de < d || (de == d && e[2] >> 8 > k[2] >> 8) {
-                break;
+            // Before the probe goes round the end, an entry to insert
+            // before has larger top bits (see `contains`); after, the test
+            // is made in full.
+            if top(e) > top(k) || i < h {
+                let de = self.displacement(i, e);
+                if de < d || (de == d && top(e) > top(k)) {
+                    break;
+                }
             }
             i += 1;
             if i == n {
@@ -163,12 +179,12 @@ impl Segment {
             }
         }
         if j > i {
-            self.words.copy_within(3 * i..3 * j, 3 * i + 3);
+            self.words.copy_within(i..j, i + 1);
         } else {
-            self.words.copy_within(0..3 * j, 3);
+            self.words.copy_within(0..j, 1);
             let last = self.get(n - 1);
             self.set(0, last);
-            self.words.copy_within(3 * i..3 * (n - 1), 3 * i + 3);
+            self.words.copy_within(i..n - 1, i + 1);
         }
         self.set(i, k);
         self.len += 1;
@@ -185,14 +201,14 @@ impl Segment {
     /// segment's end), the rest are inserted one by one.
     fn resize(&mut self, slots: usize) {
         let old = std::mem::take(&mut self.words);
-        let n_old = old.len() / 3;
+        let n_old = old.len();
         let len = self.len;
-        self.words = vec![0; 3 * slots];
+        self.words = vec![[0; 3]; slots];
         self.len = 0;
         if len == 0 {
             return;
         }
-        let empty = |i: usize| old[3 * i..3 * i + 3] == [0; 3];
+        let empty = |i: usize| old[i] == [0; 3];
         let start = (0..n_old)
             .find(|&i| empty(i))
             .expect("a segment is never full");
@@ -204,7 +220,7 @@ impl Segment {
             if empty(i) {
                 continue;
             }
-            let k = [old[3 * i], old[3 * i + 1], old[3 * i + 2]];
+            let k = old[i];
             if one_by_one {
                 self.insert(k);
                 continue;
@@ -297,7 +313,7 @@ impl FpTable {
         let per = Self::slots_for(n);
         let mut segments = vec![Segment::default(); SEGMENTS];
         for s in &mut segments {
-            s.words = vec![0; 3 * per];
+            s.words = vec![[0; 3]; per];
         }
         FpTable {
             segments,
@@ -354,7 +370,7 @@ impl FpTable {
                 // pointer is within the segment's slots.
                 unsafe {
                     use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                    _mm_prefetch(seg.words.as_ptr().add(3 * i) as *const i8, _MM_HINT_T0);
+                    _mm_prefetch(seg.words.as_ptr().add(i) as *const i8, _MM_HINT_T0);
                 }
             }
         }
@@ -412,7 +428,7 @@ impl FpTable {
     pub fn clear(&mut self) {
         for s in &mut self.segments {
             if s.slots() <= MIN_SLOTS * 4 {
-                s.words.fill(0);
+                s.words.fill([0; 3]);
                 s.len = 0;
             } else {
                 *s = Segment::default();
