@@ -64,6 +64,15 @@ impl Visited {
         }
     }
 
+    /// Asks for `fp`'s slot ahead of a `contains`, when the set is compact
+    /// (then large: its slots are in memory, not in the caches).
+    #[inline(always)]
+    fn prefetch(&self, fp: u128) {
+        if let Visited::Compact(t) = self {
+            t.prefetch(fp);
+        }
+    }
+
     fn bytes(&self) -> u64 {
         match self {
             Visited::Fast(h) => fast_bytes(h.capacity()),
@@ -144,6 +153,10 @@ pub(super) struct Search {
     path: Option<PathFile>,
     stack_room: u64,
     scratch: Vec<Move>,
+    /// Per move of `scratch`, a plain child's fingerprint and column
+    /// hashes (`Board::wide_after`), worked out ahead when the set is
+    /// compact (`expand`).
+    wide: Vec<Option<(u128, u64, u64)>>,
     stats: Stats,
     /// Publishes its counts to a watcher (`progress`) as it goes, as this
     /// stage, with these expansions and this load of the other searches
@@ -171,6 +184,7 @@ impl Search {
             path: None,
             stack_room: stack_room(limits.max_bytes),
             scratch: Vec::new(),
+            wide: Vec::new(),
             stats: Stats::default(),
             watch: (Stage::Complete, 0, Load::default()),
         }
@@ -384,6 +398,10 @@ impl Search {
             }
             top.next -= 1;
             let (h, m, fp) = self.children[top.next];
+            if top.next > top.start {
+                // The sibling after this one, looked up next.
+                self.visited.prefetch(self.children[top.next - 1].2);
+            }
             // Stored since it was generated (by an earlier sibling's
             // subtree): skipped without being played again.
             if self.visited.contains(fp) {
@@ -538,16 +556,38 @@ impl Search {
         // Children are scored from this position's score (`Parent`).
         let total = h.unwrap_or_else(|| self.heuristic.score(&self.b));
         let mut parent = Parent::new(&self.b, total, &self.heuristic);
+        // A move after which nothing goes home: fingerprinted and scored
+        // without being played (never won: the foundations stay as they
+        // are), as in the best-first members.
+        let plain = |b: &Board, m: Move| {
+            (!prev.is_some_and(|p| undoes(p, m)) && !m.is_home() && !b.exposes_home(m, false))
+                .then(|| b.wide_after(m))
+        };
+        // A compact set is large, its slots in memory: every plain child's
+        // slot is asked for first, so that the lookups below overlap their
+        // waits instead of taking them one after another.
+        let ahead = matches!(self.visited, Visited::Compact(_));
+        if ahead {
+            self.wide.clear();
+            for &m in &self.scratch {
+                let w = plain(&self.b, m);
+                if let Some((fp, _, _)) = w {
+                    self.visited.prefetch(fp);
+                }
+                self.wide.push(w);
+            }
+        }
         for idx in 0..self.scratch.len() {
             let m = self.scratch[idx];
             if prev.is_some_and(|p| undoes(p, m)) {
                 continue;
             }
-            if !m.is_home() && !self.b.exposes_home(m, false) {
-                // A move after which nothing goes home: fingerprinted and
-                // scored without being played (never won: the foundations
-                // stay as they are), as in the best-first members.
-                let (fp, ha, hd) = self.b.wide_after(m);
+            let w = if ahead {
+                self.wide[idx]
+            } else {
+                plain(&self.b, m)
+            };
+            if let Some((fp, ha, hd)) = w {
                 if !self.visited.contains(fp) {
                     let s = parent.plain(&mut self.heuristic, &self.b, m, ha, hd);
                     #[cfg(debug_assertions)]
