@@ -94,8 +94,18 @@ impl Visited {
 }
 
 /// The fewest positions the visited set holds before it may become
-/// compact: a search of fewer never needs the compact table's memory.
+/// compact when the memory runs short: a search of fewer never needs the
+/// compact table's memory.
 const COMPACT_FROM: usize = 1 << 20;
+
+/// Positions past which the visited set becomes compact whatever the
+/// room: by then its slots are past the caches, and the compact table,
+/// its slots asked for ahead of the lookups (`expand`), takes the time the
+/// hash set takes in a third of the memory (docs/solver-log.md, session
+/// 37: MS 607 with 1 cell, 2.35 M positions, 112.5 MB -> 45.4 MB at the
+/// peak, the same seconds). Fewer stay in the hash set, which is faster
+/// while it fits the caches.
+const COMPACT_PAST: usize = 1 << 18;
 
 /// The most moves one position has in any variant (10 columns, 10 cells):
 /// a bound on the children an expansion pushes.
@@ -141,6 +151,8 @@ pub(super) struct Search {
     /// `COMPACT_FROM`; tests make it small, and with `Some(n)` in
     /// `compact_at` make the set compact at `n` positions whatever the room.
     compact_from: usize,
+    /// `COMPACT_PAST`; tests make it small.
+    compact_past: usize,
     #[cfg(test)]
     compact_at: Option<usize>,
     frames: Vec<Frame>,
@@ -176,6 +188,7 @@ impl Search {
             limits: limits.clone(),
             visited: Visited::Fast(FastSet::default()),
             compact_from: COMPACT_FROM,
+            compact_past: COMPACT_PAST,
             #[cfg(test)]
             compact_at: None,
             frames: Vec::new(),
@@ -483,9 +496,10 @@ impl Search {
         let mut compact = false;
         match &self.visited {
             Visited::Fast(h) if h.len() == h.capacity() => {
-                // Doubled, the set must still leave room for the compact
-                // table of its positions beside it; if not, the compact
-                // table now.
+                // Past `compact_past`, the compact table now if it fits.
+                // Else, doubled, the set must still leave room for the
+                // compact table of its positions beside it; if not, the
+                // compact table now.
                 let doubled = fast_bytes((h.capacity() * 2).max(64));
                 let later = FpTable::bytes_with_capacity(h.capacity() as u64 * 2);
                 let now = self.bytes();
@@ -495,6 +509,7 @@ impl Search {
                 #[cfg(not(test))]
                 let forced = false;
                 if forced
+                    || (h.len() >= self.compact_past && now + compacted <= room.bytes)
                     || (now + doubled + later > room.bytes
                         && now + compacted <= room.bytes
                         && h.len() >= self.compact_from)
@@ -908,6 +923,34 @@ mod tests {
             }
         }
         assert!(forced >= 10 && by_budget >= 5, "{forced} {by_budget}");
+    }
+
+    /// Past `compact_past` positions the set becomes compact whatever the
+    /// room, with the same proof (outcome and positions) in less memory.
+    #[test]
+    fn a_large_set_becomes_compact_with_the_same_proof() {
+        let b = Board::deal(1, Variant::default().with_cells(2)).unwrap();
+        let order = Tuning::shipped().final_order;
+        let mut fast = Search::new(&b, order, &Limits::default());
+        let a = run_alone(&mut fast);
+        assert!(matches!(fast.visited, Visited::Fast(_)));
+        let mut s = Search::new(&b, order, &Limits::default());
+        s.compact_past = 10_000;
+        let r = run_alone(&mut s);
+        assert!(matches!(s.visited, Visited::Compact(_)));
+        assert_eq!(
+            (r.outcome, a.outcome),
+            (Outcome::Unsolvable, Outcome::Unsolvable)
+        );
+        assert!(r.stats.stored > 50_000, "{}", r.stats.stored);
+        assert_eq!(r.stats.stored, a.stats.stored);
+        assert_eq!(r.stats.expanded, a.stats.expanded);
+        assert!(
+            r.stats.peak_bytes * 2 < a.stats.peak_bytes,
+            "{} {}",
+            r.stats.peak_bytes,
+            a.stats.peak_bytes
+        );
     }
 
     fn run_alone(s: &mut Search) -> SolveResult {
