@@ -330,22 +330,11 @@ fn bench_solve(c: &mut Criterion) {
 // ---------------------------------------------------------------------------
 // The prover's visited set
 
-/// Fingerprint-like keys: splitmix of the index in both halves.
-fn table_key(i: u64) -> u128 {
-    let mix = |mut z: u64| {
-        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    ((mix(i) as u128) << 64) | mix(i ^ 0xABCD) as u128
-}
-
 /// `FpTable` with a million positions (16 MB, past the caches): filling
 /// it from empty (its segments growing), and looking up a million keys
 /// it holds and a million it does not.
 fn bench_table(c: &mut Criterion) {
-    use engine::prover::table::FpTable;
+    use engine::prover::table::{sample_key as table_key, FpTable};
     const N: u64 = 1_000_000;
     let mut g = c.benchmark_group("table");
     g.sample_size(10)

@@ -439,19 +439,26 @@ impl FpTable {
     }
 }
 
+/// The `i`-th of a fixed series of keys spread like fingerprints
+/// (splitmix of the index in both halves), for the table's tests and
+/// benchmarks.
+#[doc(hidden)]
+pub fn sample_key(i: u64) -> u128 {
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    ((mix(i) as u128) << 64) | mix(i ^ 0xABCD) as u128
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn fp(i: u64) -> u128 {
-        // Spread like fingerprints: splitmix of the index in both halves.
-        let mix = |mut z: u64| {
-            z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        ((mix(i) as u128) << 64) | mix(i ^ 0xABCD) as u128
+        sample_key(i)
     }
 
     #[test]
