@@ -575,8 +575,7 @@ impl Search {
         // without being played (never won: the foundations stay as they
         // are), as in the best-first members.
         let plain = |b: &Board, m: Move| {
-            (!prev.is_some_and(|p| undoes(p, m)) && !m.is_home() && !b.exposes_home(m, false))
-                .then(|| b.wide_after(m))
+            (!m.is_home() && !b.exposes_home(m, false)).then(|| b.wide_after(m))
         };
         // A compact set is large, its slots in memory: every plain child's
         // slot is asked for first, so that the lookups below overlap their
@@ -585,7 +584,11 @@ impl Search {
         if ahead {
             self.wide.clear();
             for &m in &self.scratch {
-                let w = plain(&self.b, m);
+                let w = if prev.is_some_and(|p| undoes(p, m)) {
+                    None
+                } else {
+                    plain(&self.b, m)
+                };
                 if let Some((fp, _, _)) = w {
                     self.visited.prefetch(fp);
                 }
