@@ -95,7 +95,10 @@ impl Visited {
 
 /// The fewest positions the visited set holds before it may become
 /// compact when the memory runs short: a search of fewer never needs the
-/// compact table's memory.
+/// compact table's memory. With `COMPACT_PAST` below it, a set this large
+/// has already become compact whenever the compact table fits, so this
+/// rule decides only where `compact_past` is set above it (tests of the
+/// memory rule).
 const COMPACT_FROM: usize = 1 << 20;
 
 /// Positions past which the visited set becomes compact whatever the
@@ -508,12 +511,9 @@ impl Search {
                 let forced = self.compact_at.is_some_and(|n| h.len() >= n);
                 #[cfg(not(test))]
                 let forced = false;
-                if forced
-                    || (h.len() >= self.compact_past && now + compacted <= room.bytes)
-                    || (now + doubled + later > room.bytes
-                        && now + compacted <= room.bytes
-                        && h.len() >= self.compact_from)
-                {
+                let fits = now + compacted <= room.bytes;
+                let short = now + doubled + later > room.bytes && h.len() >= self.compact_from;
+                if forced || (fits && (h.len() >= self.compact_past || short)) {
                     compact = true;
                     grown += compacted;
                 } else {
