@@ -7,6 +7,7 @@ pub mod card;
 pub mod deal;
 pub mod fpset;
 mod heap;
+mod pages;
 pub mod prover;
 pub mod solver;
 pub mod variant;
