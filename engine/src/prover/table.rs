@@ -1,6 +1,6 @@
 //! The prover's visited set: 128-bit position fingerprints in 12 bytes each,
-//! at a load kept between 3/4 and 9/10, so that the table takes at most 16
-//! bytes per position it holds.
+//! at a load kept near 3/4 to 9/10 (below), so that the table takes at most
+//! 16 bytes per position it holds once it holds 100,000.
 //!
 //! A fingerprint (`Board::fingerprint`) is split into three fields:
 //! - bits 120..128 choose one of 256 segments (not stored: implied by the

@@ -36,7 +36,7 @@ fn fast_bytes(cap: usize) -> u64 {
 /// 17 bytes a slot, twice that while it doubles), and when the next
 /// doubling would leave no room to make the change later, its positions
 /// move to the prover's compact table (`FpTable`: 12 bytes a slot, at most
-/// 16 a position, growing a segment at a time), somewhat slower but able
+/// 16 a position, growing a sixteenth at a time), somewhat slower but able
 /// to hold about three times as many positions in the same memory. The
 /// compact table compares 104 bits: a false "seen" among `N` positions
 /// has chance at most `N² / 2^105`, 5·10⁻¹⁴ at the most positions 16 GiB
