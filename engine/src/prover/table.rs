@@ -261,6 +261,11 @@ impl Group {
         &self.words[l * self.n..(l + 1) * self.n]
     }
 
+    #[inline(always)]
+    fn seg_mut(&mut self, l: usize) -> &mut [Slot] {
+        &mut self.words[l * self.n..(l + 1) * self.n]
+    }
+
     /// The size of its segments after one growth.
     fn grown_size(&self) -> usize {
         (self.n + self.n / 6).max(MIN_SLOTS).max(self.n + 1)
@@ -476,8 +481,9 @@ impl FpTable {
                 crate::heap::freed(old, self.slots * SLOT_BYTES / 16);
             }
         }
-        let n = g.n;
-        let added = seg_insert(&mut g.words[l * n..(l + 1) * n], &mut g.lens[l], k);
+        let mut len = g.lens[l];
+        let added = seg_insert(g.seg_mut(l), &mut len, k);
+        g.lens[l] = len;
         g.len += added as usize;
         self.len += added as u64;
         Ok(added)
