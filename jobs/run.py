@@ -1077,6 +1077,12 @@ class LocalRayStart:
         try:
             import ray
 
+            # Ray's exit handler (registered when Ray is first imported)
+            # shuts Ray down at exit even while this thread is still inside
+            # `ray.init`, whose start then fails in Ray's log ("'NoneType'
+            # object has no attribute 'internal_kv_get'", while it waits for
+            # its API server). Registered after it, this runs first.
+            atexit.register(self._silence_if_abandoned)
             ray.init(**_init_kwargs("local", off_main=True))  # type: ignore[arg-type]
         except BaseException as e:
             with self._lock:
@@ -1123,6 +1129,14 @@ class LocalRayStart:
     def abandoned(self) -> bool:
         """Whether no run wants this start any more (`stop` came first)."""
         return self._abandoned
+
+    def _silence_if_abandoned(self) -> None:
+        """At exit: no run wants this start any more, so nothing Ray logs
+        about it (its own shutdown cutting it short) is the user's concern."""
+        with self._lock:
+            if not self._abandoned or self._settled.is_set():
+                return
+        logging.getLogger("ray").setLevel(logging.CRITICAL + 1)
 
     def _end_abandoned(self) -> None:
         """At exit: kills the processes of this start when it was abandoned

@@ -660,6 +660,45 @@ def test_a_local_ray_starts_at_the_lowest_priority_and_an_abandoned_start_ends_w
     assert not [p for p in doc["pids"] if _running(p)], doc
 
 
+_ABANDONED_IN_INIT = """
+import atexit, json, linecache, sys, threading, time
+atexit.register(time.sleep, 1.5)  # a slow exit: runs after every handler registered later
+import jobs.run as r
+start = r._local_start(threading.Event())
+seen = False
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline and not start.up and not seen:
+    t = next((t for t in threading.enumerate() if t.name == "ray-start"), None)
+    frame = sys._current_frames().get(t.ident) if t is not None and t.ident is not None else None
+    # Ray's start in its loop waiting for its API server, asleep between
+    # two reads of the server's address from Ray's key-value store
+    seen = (
+        frame is not None
+        and frame.f_code.co_name == "start_api_server"
+        and "sleep(" in linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    )
+    time.sleep(0.001)
+start.stop()  # abandoned there: the process exits without waiting for Ray
+print(json.dumps({"seen": seen, "up": start.up}))
+"""
+
+
+def test_a_start_abandoned_inside_ray_init_says_nothing_at_exit() -> None:
+    # The driver exits while its abandoned local start is still inside
+    # `ray.init`, waiting for Ray's API server: Ray's exit handler shuts
+    # Ray down under it, and the start used to fail in Ray's log
+    # ("ERROR services.py -- 'NoneType' object has no attribute
+    # 'internal_kv_get'") after the run had printed its summary.
+    done = subprocess.run(
+        [sys.executable, "-c", _ABANDONED_IN_INIT], cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RAY_ADDRESS": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc == {"seen": True, "up": False}, (doc, done.stderr)
+    assert "ERROR" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
 def test_the_driver_solves_a_task_per_thread() -> None:
     wake = threading.Event()
     lane = jobs.run.DriverLane(wake, threads=2)
