@@ -20,6 +20,13 @@ ours / a2 and issue 25's target for it:
 - ``run 1-300``: ≤ 3 s wall;
 - ``run 1-1000000``: wall ≤ the two-process a2 run.
 
+``--engine-alone`` also runs the engine by itself on the same deals, as
+two processes over the two halves like a2 (``analyzer.solve_range_columns``
+in calls of 10,000 deals, the size of a run's tasks; nothing written, no
+Ray): the floor a run could reach, so that ours / a2 splits into the
+engine's share (engine alone / a2) and the run's own (ours / engine alone:
+Ray's start, its workers, the Parquet files and their checks).
+
 ``--startup`` times the parts of a local Ray's start in this process:
 ``import ray``, ``ray.init`` (with the machine CPU it burns), the first task
 on each worker, importing the engine in a worker, and the shutdown (``run``'s own
@@ -44,6 +51,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
@@ -162,15 +170,38 @@ def startup() -> None:
         print(f"    {cpu:5.2f} s  {name[:90]}")
 
 
+#: The engine alone over deals ``argv[1]..argv[2]`` under the default
+#: configuration, in calls the size of a run's tasks (`--engine-alone`).
+ENGINE_ALONE: Final = """
+import sys
+import analyzer
+from jobs.config import build_config
+a, b, c = int(sys.argv[1]), int(sys.argv[2]), build_config()
+for s in range(a, b + 1, 10_000):
+    analyzer.solve_range_columns(s, min(b, s + 9_999) + 1, c.variant, cells=c.cells[0], limits=c.limits, fail_deals=[])
+"""
+
+
+def engine_halves(deals: DealRange, python: str) -> Timing:
+    mid = (deals.start + deals.end) // 2
+    halves = [(deals.start, mid), (mid + 1, deals.end)]
+    return timed([[python, "-c", ENGINE_ALONE, str(a), str(b)] for a, b in halves])
+
+
+def python_of(exe: str) -> str:
+    """The interpreter that runs the console script `exe` (its ``#!`` line)."""
+    with open(exe, "rb") as f:
+        first = f.readline().decode(errors="replace").strip()
+    return first[2:].strip() if first.startswith("#!") else sys.executable
+
+
 def ray_install(exe: str) -> str:
     """Which Ray the command runs with: its core only, as the Quick start
     installs it (``.[ray,reports]``), or with the dashboard's dependencies
     (``ray[default]``, which ``.[dev]`` and ``.[cluster]`` bring), with which a
     local Ray also starts its dashboard modules and is seconds slower to
     start. Asked of the interpreter that runs `exe`."""
-    with open(exe, "rb") as f:
-        first = f.readline().decode(errors="replace").strip()
-    python = first[2:].strip() if first.startswith("#!") else sys.executable
+    python = python_of(exe)
     probe = "import ray.dashboard.optional_deps"
     full = subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
     if not full:
@@ -187,6 +218,7 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--fcs6-root", type=Path, default=Path("/opt"), help="where BUILD.sh installs (default /opt)")
     p.add_argument("--startup", action="store_true", help="also time the parts of Ray's start-up")
+    p.add_argument("--engine-alone", action="store_true", help="also run the engine alone on the same deals (two processes, no Ray, nothing written)")
     a = p.parse_args()
     exe = shutil.which("freecell-analyzer")
     if exe is None:
@@ -204,8 +236,17 @@ def main() -> int:
     for deals in a.deals or ["1-300", "1-32000"]:
         (r,) = parse_deals(deals)
         # Interleaved: ours, ours --ray-only, a2; repeated.
-        rounds = [(ours(deals, exe, False), ours(deals, exe, True), a2_halves(r, a.fcs6_root)) for _ in range(a.repeats)]
-        mine, ray_only, peer = ([t[i] for t in rounds] for i in range(3))
+        alone = python_of(exe) if a.engine_alone else None
+        mine: list[Timing] = []
+        ray_only: list[Timing] = []
+        peer: list[Timing] = []
+        engine: list[Timing] = []
+        for _ in range(a.repeats):
+            mine.append(ours(deals, exe, False))
+            ray_only.append(ours(deals, exe, True))
+            peer.append(a2_halves(r, a.fcs6_root))
+            if alone is not None:
+                engine.append(engine_halves(r, alone))
         w_ours, w_peer = statistics.median(t.wall for t in mine), statistics.median(t.wall for t in peer)
         c_ours, c_peer = statistics.median(t.cpu for t in mine), statistics.median(t.cpu for t in peer)
         w_only, c_only = statistics.median(t.wall for t in ray_only), statistics.median(t.cpu for t in ray_only)
@@ -216,6 +257,10 @@ def main() -> int:
         print(f"    the driver solved {', '.join(f'{t.driver_deals:,}' for t in mine)} deals while Ray started; Ray up after: {ups}")
         print(f"  ours --ray-only: {w_only:.2f} s wall ({', '.join(f'{t.wall:.2f}' for t in ray_only)}), {c_only:.1f} s machine CPU")
         print(f"  a2 as two processes: {w_peer:.2f} s wall ({', '.join(f'{t.wall:.2f}' for t in peer)}), {c_peer:.1f} s machine CPU")
+        if engine:
+            w_eng, c_eng = statistics.median(t.wall for t in engine), statistics.median(t.cpu for t in engine)
+            print(f"  the engine alone as two processes: {w_eng:.2f} s wall ({', '.join(f'{t.wall:.2f}' for t in engine)}), {c_eng:.1f} s machine CPU")
+            print(f"  machine CPU: engine alone / a2 {c_eng / c_peer:.2f}x, ours / engine alone {c_ours / c_eng:.2f}x")
         print(f"  wall ours / a2: {ratio:.2f}x (--ray-only: {w_only / w_peer:.2f}x)")
         want_ratio, want_wall = TARGETS.get(deals, (None, None))
         if want_ratio is not None:
