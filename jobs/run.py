@@ -1214,9 +1214,29 @@ class LocalRef:
 #: Seconds the `DriverLane` solves on every CPU while a local Ray starts;
 #: after that it leaves one to Ray's start, which at the lowest priority
 #: would get none (a 1,000,000-deal run was done by the driver alone, Ray
-#: up after 52 s). About a local Ray's start on an idle small machine (2 to
-#: 3 s), so that a run of some tens of thousands of deals is done first.
+#: up after 52 s), unless it is about to finish the run
+#: (`lane_finishes_first`). About a local Ray's start on an idle small
+#: machine (2 to 3 s), so that a run of some tens of thousands of deals is
+#: done first.
 LANE_ALL_CORES_S: Final = 3.0
+
+
+def lane_finishes_first(remaining: int, solved: int, elapsed: float) -> bool:
+    """Whether the `DriverLane`, having solved `solved` deals in `elapsed`
+    seconds on every CPU, would solve the run's `remaining` deals within
+    twice `LANE_ALL_CORES_S` more: it then keeps every CPU instead of
+    leaving one to Ray's start, which on one CPU would take about that long
+    to bring up Ray and its workers, after the run is done (a 32,000-deal
+    run's last two tasks ran one after the other).
+
+    >>> lane_finishes_first(16_000, 16_000, 2.8), lane_finishes_first(84_000, 16_000, 3.0)
+    (True, False)
+    >>> lane_finishes_first(1, 0, 3.0)  # nothing finished yet: no rate to judge by
+    False
+    """
+    if solved <= 0 or elapsed <= 0:
+        return False
+    return remaining * elapsed / solved <= 2 * LANE_ALL_CORES_S
 
 
 #: What a task imports on its first call (`jobs.task.run_part`), pandas
@@ -1441,6 +1461,7 @@ def _drive(
     starting: RayStart | None = None
     lane: DriverLane | None = None
     narrow_at = math.inf  # when the lane leaves a core to Ray's start
+    lane_t0 = 0.0  # when the lane began
     wake = threading.Event()  # set by the lane and the local start when they have news
     try:
         _catch_signals()  # a signal while Ray starts or is joined
@@ -1454,7 +1475,8 @@ def _drive(
         if ray_start is not None or threads > 0:
             # A local Ray starts in the background; the driver solves until it is up.
             starting, lane = (ray_start or _local_start)(wake), DriverLane(wake, max(1, threads))
-            narrow_at = time.monotonic() + LANE_ALL_CORES_S
+            lane_t0 = time.monotonic()
+            narrow_at = lane_t0 + LANE_ALL_CORES_S
         else:
             we_connected = connect(
                 options.address,
@@ -1530,8 +1552,11 @@ def _drive(
                     )
             if lane is not None and solve is None and time.monotonic() >= narrow_at:
                 # Ray's start, at the lowest priority, gets no CPU while the
-                # lane uses them all: from now on it has one.
-                lane.narrow(cpus - 1)
+                # lane uses them all: from now on it has one, unless the
+                # lane is about to finish the run on all of them.
+                remaining = todo_deals - done_parts - outcome.deals_done
+                if not lane_finishes_first(remaining, outcome.driver_deals, time.monotonic() - lane_t0):
+                    lane.narrow(cpus - 1)
                 narrow_at = math.inf
             if solve is None and (starting is None or starting.up):
                 import ray
