@@ -580,6 +580,15 @@ def test_ray_takes_the_tasks_the_driver_has_not_begun(ray_address: str, tmp_path
     assert cli(["validate", str(options.out)]) == 0
 
 
+def _script(source: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Runs `source` in a fresh Python process from the checkout, with no
+    Ray cluster named (`RAY_ADDRESS` empty: a run there starts its own)."""
+    return subprocess.run(
+        [sys.executable, "-c", source, *args], cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RAY_ADDRESS": ""},
+    )  # fmt: skip
+
+
 _TWO_RUNS = """
 import json, sys
 from pathlib import Path
@@ -601,10 +610,7 @@ def test_runs_one_after_another_in_one_process(tmp_path: Path) -> None:
     # behind, done first) is still starting: it takes that start over. The
     # third, with every task on Ray, joins the Ray that came up.
     before = _ray_heads()
-    done = subprocess.run(
-        [sys.executable, "-c", _TWO_RUNS, str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "RAY_ADDRESS": ""},
-    )  # fmt: skip
+    done = _script(_TWO_RUNS, str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [["complete", 30], ["complete", 30], ["complete", 0]], done.stderr
     for i, (a, b) in enumerate([(1, 30), (31, 60), (61, 90)]):
@@ -647,10 +653,7 @@ def test_a_local_ray_starts_at_the_lowest_priority_and_an_abandoned_start_ends_w
     # a start the driver abandons (its run done first) is gone when the
     # driver exits, the raylet's agents too (on their own they outlive it
     # by a minute).
-    done = subprocess.run(
-        [sys.executable, "-c", _ABANDONED], cwd=REPO, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "RAY_ADDRESS": ""},
-    )  # fmt: skip
+    done = _script(_ABANDONED)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["grandchildren"] and not doc["up"] and doc["nice"] == [jobs.run.LOCAL_RAY_NICE], doc
@@ -689,10 +692,7 @@ def test_a_start_abandoned_inside_ray_init_says_nothing_at_exit() -> None:
     # Ray down under it, and the start used to fail in Ray's log
     # ("ERROR services.py -- 'NoneType' object has no attribute
     # 'internal_kv_get'") after the run had printed its summary.
-    done = subprocess.run(
-        [sys.executable, "-c", _ABANDONED_IN_INIT], cwd=REPO, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "RAY_ADDRESS": ""},
-    )  # fmt: skip
+    done = _script(_ABANDONED_IN_INIT)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc == {"seen": True, "up": False}, (doc, done.stderr)
