@@ -109,11 +109,15 @@ def ours(deals: str, exe: str, ray_only: bool) -> Timing:
         return t
 
 
+def halves(deals: DealRange) -> list[tuple[int, int]]:
+    """The two halves of `deals`, one process each (one per core)."""
+    mid = (deals.start + deals.end) // 2
+    return [(deals.start, mid), (mid + 1, deals.end)]
+
+
 def a2_halves(deals: DealRange, root: Path) -> Timing:
     tool = root / FCS6_VARIANTS["a2"].directory / "bin" / "freecell-solver-range-parallel-solve"
-    mid = (deals.start + deals.end) // 2
-    halves = [(deals.start, mid), (mid + 1, deals.end)]
-    return timed([[str(tool), str(a), str(b), "1"] for a, b in halves])
+    return timed([[str(tool), str(a), str(b), "1"] for a, b in halves(deals)])
 
 
 def startup() -> None:
@@ -183,9 +187,7 @@ for s in range(a, b + 1, 10_000):
 
 
 def engine_halves(deals: DealRange, python: str) -> Timing:
-    mid = (deals.start + deals.end) // 2
-    halves = [(deals.start, mid), (mid + 1, deals.end)]
-    return timed([[python, "-c", ENGINE_ALONE, str(a), str(b)] for a, b in halves])
+    return timed([[python, "-c", ENGINE_ALONE, str(a), str(b)] for a, b in halves(deals)])
 
 
 def python_of(exe: str) -> str:

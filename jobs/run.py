@@ -1130,13 +1130,17 @@ class LocalRayStart:
         """Whether no run wants this start any more (`stop` came first)."""
         return self._abandoned
 
+    def _abandoned_under_way(self) -> bool:
+        """Whether no run wants this start and it has not settled (the exit
+        handlers' case)."""
+        with self._lock:
+            return self._abandoned and not self._settled.is_set()
+
     def _silence_if_abandoned(self) -> None:
         """At exit: no run wants this start any more, so nothing Ray logs
         about it (its own shutdown cutting it short) is the user's concern."""
-        with self._lock:
-            if not self._abandoned or self._settled.is_set():
-                return
-        logging.getLogger("ray").setLevel(logging.CRITICAL + 1)
+        if self._abandoned_under_way():
+            logging.getLogger("ray").setLevel(logging.CRITICAL + 1)
 
     def _end_abandoned(self) -> None:
         """At exit: kills the processes of this start when it was abandoned
@@ -1144,9 +1148,8 @@ class LocalRayStart:
         process anyway, but the agents the raylet starts outlive it by a
         minute (they only poll for it). The processes are this process's
         children born since the start began, and theirs."""
-        with self._lock:
-            if not self._abandoned or self._settled.is_set():
-                return
+        if not self._abandoned_under_way():
+            return
         parents = _proc_parents()
         ours = set(_children(parents)) - self._children_before
         for pid in _descendants(ours, parents):
@@ -1461,7 +1464,6 @@ def _drive(
     starting: RayStart | None = None
     lane: DriverLane | None = None
     narrow_at = math.inf  # when the lane leaves a core to Ray's start
-    lane_t0 = 0.0  # when the lane began
     wake = threading.Event()  # set by the lane and the local start when they have news
     try:
         _catch_signals()  # a signal while Ray starts or is joined
@@ -1475,8 +1477,7 @@ def _drive(
         if ray_start is not None or threads > 0:
             # A local Ray starts in the background; the driver solves until it is up.
             starting, lane = (ray_start or _local_start)(wake), DriverLane(wake, max(1, threads))
-            lane_t0 = time.monotonic()
-            narrow_at = lane_t0 + LANE_ALL_CORES_S
+            narrow_at = time.monotonic() + LANE_ALL_CORES_S
         else:
             we_connected = connect(
                 options.address,
@@ -1555,7 +1556,8 @@ def _drive(
                 # lane uses them all: from now on it has one, unless the
                 # lane is about to finish the run on all of them.
                 remaining = todo_deals - done_parts - outcome.deals_done
-                if not lane_finishes_first(remaining, outcome.driver_deals, time.monotonic() - lane_t0):
+                elapsed = time.monotonic() - narrow_at + LANE_ALL_CORES_S  # since the lane began
+                if not lane_finishes_first(remaining, outcome.driver_deals, elapsed):
                     lane.narrow(cpus - 1)
                 narrow_at = math.inf
             if solve is None and (starting is None or starting.up):
