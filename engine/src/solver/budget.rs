@@ -118,9 +118,27 @@ pub(super) fn table_bytes(cap: usize, key: usize) -> u64 {
     (buckets * (key + 1)) as u64
 }
 
-/// Bytes of the buffer `v` grows into to take `extra` more elements (Vec
-/// doubles its capacity, or takes what is needed if that is more).
+/// The capacity a stack grows to (`grow_stack`) to take `extra` more
+/// elements: an eighth more, or what is needed if that is more. A stack
+/// grown an eighth at a time holds at most an eighth it does not use, where
+/// a `Vec` left to double may hold as much again as it uses, and a growth
+/// needs the old buffer and an eighth more beside it, not twice.
+fn stack_capacity<T>(v: &Vec<T>, extra: usize) -> usize {
+    (v.capacity() + v.capacity() / 8)
+        .max(v.len() + extra)
+        .max(4)
+}
+
+/// Bytes of the buffer `v` grows into with `grow_stack(v, extra)`.
 pub(super) fn vec_growth<T>(v: &Vec<T>, extra: usize) -> u64 {
-    let cap = (v.capacity() * 2).max(v.len() + extra).max(4);
-    (cap * std::mem::size_of::<T>()) as u64
+    (stack_capacity(v, extra) * std::mem::size_of::<T>()) as u64
+}
+
+/// Makes room in `v` for `extra` more elements, growing it by an eighth
+/// (`stack_capacity`) when it has too little.
+pub(super) fn grow_stack<T>(v: &mut Vec<T>, extra: usize) {
+    if v.len() + extra > v.capacity() {
+        let cap = stack_capacity(v, extra);
+        v.reserve_exact(cap - v.len());
+    }
 }

@@ -10,7 +10,7 @@
 //! searches leave it, and the solve's budget; a `SolveResult` out
 //! (`Step::Done`). It runs in turns beside the portfolio, or alone.
 
-use super::budget::{table_bytes, vec_growth, Budget, Load, Room};
+use super::budget::{grow_stack, table_bytes, vec_growth, Budget, Load, Room};
 #[cfg(debug_assertions)]
 use super::heuristic::score;
 use super::heuristic::{Heuristic, Parent, Weights};
@@ -107,12 +107,26 @@ const COMPACT_FROM: usize = 1 << 20;
 /// hash set takes in a third of the memory (docs/solver-log.md, session
 /// 37: MS 607 with 1 cell, 2.35 M positions, 112.5 MB -> 45.4 MB at the
 /// peak, the same seconds). Fewer stay in the hash set, which is faster
-/// while it fits the caches.
+/// while it fits the caches (session 40: compact from 4,096 positions,
+/// MS 607 with 1 cell took 1.10 times the CPU).
 const COMPACT_PAST: usize = 1 << 18;
 
 /// The most moves one position has in any variant (10 columns, 10 cells):
 /// a bound on the children an expansion pushes.
 const MAX_CHILDREN: usize = 512;
+
+/// A waiting child: its fingerprint (as generated), its score and the
+/// move that reaches it, packed: 25 bytes, where the tuple of the three
+/// takes 32 (a `u128` aligns to 16). The stack of waiting children is
+/// most of the search's memory besides the visited set (MS 13584 with 3
+/// cells: 148,603 children at most).
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+struct Child {
+    fp: u128,
+    h: i32,
+    m: Move,
+}
 
 /// A position on the search's path.
 struct Frame {
@@ -160,7 +174,7 @@ pub(super) struct Search {
     compact_at: Option<usize>,
     frames: Vec<Frame>,
     /// Children waiting, per frame: score, move and fingerprint.
-    children: Vec<(i32, Move, u128)>,
+    children: Vec<Child>,
     auto_log: Vec<Move>,
     /// The bottom of the path (of the three stacks above) on disk, once
     /// they fill `stack_room` (`pathfile`); only with a spill directory
@@ -251,7 +265,7 @@ impl Search {
     /// Bytes of the path's stacks in memory.
     fn stack_bytes(&self) -> u64 {
         (self.frames.capacity() * std::mem::size_of::<Frame>()
-            + self.children.capacity() * std::mem::size_of::<(i32, Move, u128)>()
+            + self.children.capacity() * std::mem::size_of::<Child>()
             + self.auto_log.capacity() * std::mem::size_of::<Move>()) as u64
     }
 
@@ -413,10 +427,10 @@ impl Search {
                 continue;
             }
             top.next -= 1;
-            let (h, m, fp) = self.children[top.next];
+            let Child { fp, h, m } = self.children[top.next];
             if top.next > top.start {
                 // The sibling after this one, looked up next.
-                self.visited.prefetch(self.children[top.next - 1].2);
+                self.visited.prefetch(self.children[top.next - 1].fp);
             }
             // Stored since it was generated (by an earlier sibling's
             // subtree): skipped without being played again.
@@ -530,8 +544,8 @@ impl Search {
                 return Err(LimitKind::Bytes);
             }
             self.stats.peak_bytes = self.stats.peak_bytes.max(now + grown);
-            self.frames.reserve(1);
-            self.children.reserve(MAX_CHILDREN);
+            grow_stack(&mut self.frames, 1);
+            grow_stack(&mut self.children, MAX_CHILDREN);
         }
         if compact {
             self.visited.compact();
@@ -614,7 +628,7 @@ impl Search {
                         c.apply(m);
                         debug_assert_eq!(s, score(&c, self.heuristic.weights()));
                     }
-                    self.children.push((s, m, fp));
+                    self.children.push(Child { fp, h: s, m });
                 }
                 continue;
             }
@@ -622,7 +636,7 @@ impl Search {
         }
         // Best last so that the next child is popped from the end cheaply;
         // the stable sort keeps generation order among equals (determinism).
-        self.children[start..].sort_by_key(|c| std::cmp::Reverse(c.0));
+        self.children[start..].sort_by_key(|c| std::cmp::Reverse(c.h));
         let end = self.children.len();
         self.frames.push(Frame {
             mv,
@@ -647,7 +661,7 @@ impl Search {
         let fp = self.b.fingerprint();
         if !self.visited.contains(fp) {
             if self.b.is_won() {
-                self.children.push((i32::MIN, m, fp));
+                self.children.push(Child { fp, h: i32::MIN, m });
             } else {
                 let u = parent.played(&mut self.heuristic, &self.b);
                 #[cfg(debug_assertions)]
@@ -655,16 +669,16 @@ impl Search {
                     full = score(&self.b, self.heuristic.weights());
                 }
                 pending = Some((self.children.len(), u));
-                self.children.push((0, m, fp));
+                self.children.push(Child { fp, h: 0, m });
             }
         }
         self.b.undo_autoplay(&mut self.auto_log, n);
         self.b.undo(m);
         self.b.restore_dirty(mark);
         if let Some((i, u)) = pending {
-            self.children[i].0 = parent.finish(&mut self.heuristic, &self.b, u);
+            self.children[i].h = parent.finish(&mut self.heuristic, &self.b, u);
             #[cfg(debug_assertions)]
-            debug_assert_eq!(self.children[i].0, full);
+            debug_assert_eq!({ self.children[i].h }, full);
         }
     }
 
@@ -731,16 +745,17 @@ fn write_frame(f: &Frame, out: &mut Vec<u8>) {
     }
 }
 
-fn write_child(&(h, m, fp): &(i32, Move, u128), out: &mut Vec<u8>) {
+fn write_child(&Child { fp, h, m }: &Child, out: &mut Vec<u8>) {
     out.extend_from_slice(&h.to_le_bytes());
     out.extend_from_slice(&m.code().to_le_bytes());
     out.extend_from_slice(&fp.to_le_bytes());
 }
 
-fn read_child(b: &[u8]) -> (i32, Move, u128) {
+fn read_child(b: &[u8]) -> Child {
     let h = i32::from_le_bytes(b[..4].try_into().unwrap());
     let m = Move::from_code(u32::from_le_bytes(b[4..8].try_into().unwrap()));
-    (h, m, u128::from_le_bytes(b[8..24].try_into().unwrap()))
+    let fp = u128::from_le_bytes(b[8..24].try_into().unwrap());
+    Child { fp, h, m }
 }
 
 fn read_frame(b: &[u8]) -> Frame {
@@ -910,13 +925,17 @@ mod tests {
                     // Too few for the compact table to take less memory.
                     continue;
                 }
-                // By the budget: room for the compact table but not to double.
-                let full = solve_complete_alone(&q, &Limits::default(), u64::MAX, &order);
+                // By the budget: room for the compact table but not to
+                // double the hash set (kept past `COMPACT_PAST` here).
+                let mut full = Search::new(&q, order, &Limits::default());
+                full.compact_past = usize::MAX;
+                let full = run_alone(&mut full);
                 let tight = Limits {
-                    max_bytes: full.stats.peak_bytes * 3 / 4,
+                    max_bytes: full.stats.peak_bytes * 4 / 5,
                     ..Limits::default()
                 };
                 let mut s = Search::new(&q, order, &tight);
+                s.compact_past = usize::MAX;
                 s.compact_from = 100;
                 let r = run_alone(&mut s);
                 assert_eq!(r.outcome, Outcome::Unsolvable, "{q}");
@@ -935,6 +954,7 @@ mod tests {
         let b = Board::deal(1, Variant::default().with_cells(2)).unwrap();
         let order = Tuning::shipped().final_order;
         let mut fast = Search::new(&b, order, &Limits::default());
+        fast.compact_past = usize::MAX;
         let a = run_alone(&mut fast);
         assert!(matches!(fast.visited, Visited::Fast(_)));
         let mut s = Search::new(&b, order, &Limits::default());
@@ -1048,12 +1068,15 @@ mod tests {
     #[test]
     fn storing_counts_the_stacks_an_expansion_may_grow() {
         let b = Board::deal(1, Variant::default()).unwrap();
-        let child = std::mem::size_of::<(i32, Move, u128)>() as u64;
+        let child = std::mem::size_of::<Child>() as u64;
         let n = 1usize << 16;
-        for (mb, ok) in [(5u64, false), (7, true)] {
-            // The stack takes n * child bytes (2 MiB); doubling, 4 MiB more.
+        // The stack takes n * child bytes; growing by an eighth, its new
+        // buffer n * 9/8 more while the old one lives: the two exactly
+        // leave no room for anything else, a MiB more does.
+        let stack = (n + n + n / 8) as u64 * child;
+        for (max_bytes, ok) in [(stack, false), (stack + (1 << 20), true)] {
             let limits = Limits {
-                max_bytes: mb << 20,
+                max_bytes,
                 ..Limits::default()
             };
             let mut s = Search::new(&b, Tuning::shipped().final_order, &limits);
@@ -1061,14 +1084,21 @@ mod tests {
                 from: Loc::Cell(0),
                 suit: 0,
             };
-            s.children = vec![(0, any, 0); n];
+            s.children = vec![
+                Child {
+                    fp: 0,
+                    h: 0,
+                    m: any
+                };
+                n
+            ];
             assert_eq!(s.children.capacity(), n);
             let fp = s.b.fingerprint();
             let r = s.store(fp, Budget::new(&limits).whole());
-            assert_eq!(r.is_ok(), ok, "{mb} MiB: {r:?}");
+            assert_eq!(r.is_ok(), ok, "{max_bytes} bytes: {r:?}");
             if ok {
                 assert!(s.children.capacity() >= n + MAX_CHILDREN);
-                assert!(s.stats.peak_bytes >= (3 * n) as u64 * child);
+                assert!(s.stats.peak_bytes >= stack);
                 assert!(s.stats.peak_bytes <= limits.max_bytes);
             } else {
                 assert_eq!(r, Err(LimitKind::Bytes));
