@@ -926,16 +926,23 @@ def file_metadata(config: RunConfig, deals: DealRange, provenance: Provenance) -
     }
 
 
-def _writer(f: IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
-    # zstd; page checksums, so a flipped byte in a data page is caught when read.
-    return pq.ParquetWriter(f, schema, compression="zstd", write_page_checksum=True, write_statistics=True)
+#: How a part is compressed: not at all. A part lives until its file is
+#: sealed and is read once, by the seal; a task's 10,000 deals take 7 ms to
+#: write and 4 ms to read back uncompressed against 20 ms and 11 ms with
+#: zstd, for 2.7 times the bytes (3.2 MB against 1.2 MB). Data files keep zstd.
+PART_COMPRESSION: Final = "none"
 
 
-def write_table_file(final: Path, tables: Iterable[pa.Table], schema: pa.Schema) -> None:
+def _writer(f: IO[bytes], schema: pa.Schema, compression: str) -> pq.ParquetWriter:
+    # Page checksums, so a flipped byte in a data page is caught when read.
+    return pq.ParquetWriter(f, schema, compression=compression, write_page_checksum=True, write_statistics=True)
+
+
+def write_table_file(final: Path, tables: Iterable[pa.Table], schema: pa.Schema, *, compression: str = "zstd") -> None:
     """Writes `tables` (one row group each) atomically as one Parquet file."""
 
     def write(f: IO[bytes]) -> None:
-        w = _writer(f, schema)
+        w = _writer(f, schema, compression)
         try:
             for t in tables:
                 if t.num_rows:
@@ -955,7 +962,7 @@ def write_part(out: Path, table: pa.Table, *, retry: bool = False) -> Path:
     final = part_path(out, deals, retry=retry)
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
-        write_table_file(final, [table], table.schema)
+        write_table_file(final, [table], table.schema, compression=PART_COMPRESSION)
     except OSError as e:
         raise storage_error(e, str(final)) from e
     return final
@@ -1465,7 +1472,7 @@ def add_file(out: Path, manifest: Manifest, unit: DealRange, tables: Iterable[pa
     meta = file_metadata(manifest.config, unit, manifest.provenance)
     part = control(out) / PARTS_DIR / part_name(unit)
     part.parent.mkdir(parents=True, exist_ok=True)
-    write_table_file(part, tables, arrow_schema(meta))
+    write_table_file(part, tables, arrow_schema(meta), compression=PART_COMPRESSION)
     entry = seal(out, unit, manifest.config, manifest.provenance, [(unit, part)])
     index.append(entry)
     return entry

@@ -336,6 +336,8 @@ def test_parts_and_seal(tmp_path: Path) -> None:
     p2 = runformat.write_part(tmp_path, solve_chunk(15, 19, FAST))
     assert p1.name == "deals-0000000010-0000000014.part"
     assert [p.name for p in (tmp_path / "_run" / "parts").iterdir() if p.name.startswith(".")] == []
+    # Parts are read once, by the seal: uncompressed; the data file is zstd.
+    assert pq.ParquetFile(p1).metadata.row_group(0).column(0).compression == "UNCOMPRESSED"
     entry = runformat.seal(tmp_path, DealRange(10, 19), FAST, m.provenance, [(DealRange(10, 14), p1), (DealRange(15, 19), p2)])
     assert entry.file == "deal_block=0/deals-0000000010-0000000019.parquet" == data_relpath(DealRange(10, 19))
     assert entry.rows == 10 and not p1.exists() and not p2.exists()
