@@ -381,7 +381,7 @@ def test_reader_refuses_bad_files(tmp_path: Path) -> None:
     ]:
         path = tmp_path / "x" / "deals-0000000001-0000000004.part"
         path.parent.mkdir(exist_ok=True)
-        runformat.write_table_file(path, [bad], bad.schema)
+        runformat.write_table_file(path, [bad], bad.schema, compression=runformat.PART_COMPRESSION)
         with pytest.raises(FileInvalid, match=needle):
             list(read_checked(path, FAST, part=True))
     other = build_config(cells="3", max_positions=50_000)

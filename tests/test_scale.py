@@ -193,10 +193,10 @@ def test_files_written_before_a_description_was_reworded_still_read(tmp_path: Pa
         [f.with_metadata({b"description": b"older wording", b"unit": b""}) for f in t.schema],
         metadata=t.schema.metadata,
     )
-    runformat.write_table_file(out / rel, [t.cast(reworded)], reworded)
+    runformat.write_table_file(out / rel, [t.cast(reworded)], reworded, compression=runformat.DATA_COMPRESSION)
     assert runformat.check_file(out / rel, m.config).rows == 100
     retyped = pa.schema([f.with_type(pa.int32()) if f.name == "positions_stored" else f for f in t.schema],
                         metadata=t.schema.metadata)  # fmt: skip
-    runformat.write_table_file(out / rel, [t.cast(retyped)], retyped)
+    runformat.write_table_file(out / rel, [t.cast(retyped)], retyped, compression=runformat.DATA_COMPRESSION)
     with pytest.raises(runformat.FileInvalid, match="columns differ"):
         runformat.check_file(out / rel, m.config)
