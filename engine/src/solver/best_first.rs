@@ -575,11 +575,30 @@ impl BestFirst {
     }
 
     /// The moves from the root to generated position `i`, every park
-    /// written out as the moves it is.
+    /// written out as the moves it is. A path of moves alone is its edges
+    /// (a move is the same whatever the position); only a park needs the
+    /// positions, to find its cells, so only a path with one is replayed.
     fn real_path(&self, i: usize) -> Vec<Move> {
+        let path = self.path(i);
+        if path.iter().any(|e| matches!(e, Edge::Park(_))) {
+            return self.replayed(&path);
+        }
+        let out: Vec<Move> = path
+            .iter()
+            .map(|e| match *e {
+                Edge::Move(m) => m,
+                Edge::Park(_) => unreachable!("a path of moves alone"),
+            })
+            .collect();
+        debug_assert_eq!(out, self.replayed(&path));
+        out
+    }
+
+    /// `path`'s moves, played from the root with every park written out.
+    fn replayed(&self, path: &[Edge]) -> Vec<Move> {
         let mut b = self.root.clone();
         let (mut log, mut subs, mut out) = (Vec::new(), Vec::new(), Vec::new());
-        for e in self.path(i) {
+        for &e in path {
             match e {
                 Edge::Park(p) => {
                     subs.clear();
