@@ -336,8 +336,12 @@ def test_parts_and_seal(tmp_path: Path) -> None:
     p2 = runformat.write_part(tmp_path, solve_chunk(15, 19, FAST))
     assert p1.name == "deals-0000000010-0000000014.part"
     assert [p.name for p in (tmp_path / "_run" / "parts").iterdir() if p.name.startswith(".")] == []
-    # Parts are read once, by the seal: uncompressed; the data file is zstd.
-    assert pq.ParquetFile(p1).metadata.row_group(0).column(0).compression == "UNCOMPRESSED"
+    # Parts are read once, by the seal: an uncompressed Arrow stream with its
+    # sha256 (`write_part_file`); the data file is zstd Parquet.
+    raw = p1.read_bytes()
+    assert raw.endswith(runformat.PART_MAGIC) and hashlib.sha256(raw[:-40]).digest() == raw[-40:-8]
+    with pa.ipc.open_stream(pa.py_buffer(raw[:-40])) as reader:
+        assert reader.read_all().num_rows == 5
     entry = runformat.seal(tmp_path, DealRange(10, 19), FAST, m.provenance, [(DealRange(10, 14), p1), (DealRange(15, 19), p2)])
     assert entry.file == "deal_block=0/deals-0000000010-0000000019.parquet" == data_relpath(DealRange(10, 19))
     assert entry.rows == 10 and not p1.exists() and not p2.exists()
@@ -381,12 +385,39 @@ def test_reader_refuses_bad_files(tmp_path: Path) -> None:
     ]:
         path = tmp_path / "x" / "deals-0000000001-0000000004.part"
         path.parent.mkdir(exist_ok=True)
-        runformat.write_table_file(path, [bad], bad.schema, compression=runformat.PART_COMPRESSION)
+        runformat.write_part_file(path, [bad], bad.schema)
         with pytest.raises(FileInvalid, match=needle):
             list(read_checked(path, FAST, part=True))
     other = build_config(cells="3", max_positions=50_000)
     with pytest.raises(FileInvalid, match="differs from the run's"):
         list(read_checked(run / files[1], other))
+
+
+def test_parts_are_checked_whole_and_old_parquet_parts_still_read(tmp_path: Path) -> None:
+    """A part (an Arrow IPC stream with its sha256) is refused when any byte
+    changed or its end is missing, before a row is read; a Parquet part of
+    an earlier version (a run it began, resumed) reads as it did."""
+    t = solve_chunk(1, 4, FAST)
+    path = tmp_path / "x" / "deals-0000000001-0000000004.part"
+    path.parent.mkdir()
+    runformat.write_part_file(path, [t.slice(0, 2), t.slice(2)], t.schema)
+    good = path.read_bytes()
+    read = pa.concat_tables(read_checked(path, FAST, part=True))
+    assert read.equals(t.replace_schema_metadata(None))
+    assert len(list(read_checked(path, FAST, part=True))) == 2  # one row group per table written
+    for at in (0, len(good) // 3, len(good) // 2, len(good) - 41, len(good) - 20):  # a byte of the stream or of its sha256
+        flipped = bytearray(good)
+        flipped[at] ^= 0x10
+        path.write_bytes(bytes(flipped))
+        with pytest.raises(FileInvalid, match="sha256 differs"):
+            list(read_checked(path, FAST, part=True))
+    for cut in (20, 8, len(good) - 5):
+        path.write_bytes(good[:-cut])
+        with pytest.raises(FileInvalid, match="end marker is missing"):
+            list(read_checked(path, FAST, part=True))
+    runformat.write_table_file(path, [t], t.schema, compression="none")  # a part as earlier versions wrote it
+    assert path.read_bytes().startswith(b"PAR1")
+    assert pa.concat_tables(read_checked(path, FAST, part=True)).equals(read)
 
 
 def test_state_lists_without_reading(tmp_path: Path) -> None:
