@@ -1187,7 +1187,9 @@ def read_checked(
     every check passed before a row group is yielded, and raises `FileInvalid`
     at the first problem. With `entry` (from the index) the whole file's
     sha256 and size are checked first, so a changed byte anywhere is refused
-    before any row is produced. Then: page checksums, the metadata keys,
+    before any row is produced; a part (`part`) is checked whole against the
+    sha256 it carries (`write_part_file`). Then: a data file's page
+    checksums, the metadata keys,
     schema, configuration hash and deal range, rows sorted and unique, every
     deal present exactly as the configuration asks, and the row invariants
     (`table_problems`). `columns` selects what is yielded (all are checked)."""
