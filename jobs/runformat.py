@@ -1189,10 +1189,9 @@ def read_checked(
     sha256 and size are checked first, so a changed byte anywhere is refused
     before any row is produced; a part (`part`) is checked whole against the
     sha256 it carries (`write_part_file`). Then: a data file's page
-    checksums, the metadata keys,
-    schema, configuration hash and deal range, rows sorted and unique, every
-    deal present exactly as the configuration asks, and the row invariants
-    (`table_problems`). `columns` selects what is yielded (all are checked)."""
+    checksums, the metadata keys, schema, configuration hash and deal range,
+    rows sorted and unique, every deal present exactly as the configuration
+    asks, and the row invariants (`table_problems`). `columns` selects what is yielded (all are checked)."""
     if deals is None:
         deals = (parse_part_name if part else parse_file_name)(path.name)
         if deals is None:
@@ -1241,45 +1240,15 @@ def _open_result(path: Path, part: bool) -> tuple[pa.Schema, Iterator[pa.Table]]
     """A result file's schema (with its metadata) and its row groups, each
     read when the iterator gets to it; `FileInvalid` for what cannot be
     read. A data file is Parquet, read with its page checksums; a part is
-    checked whole against its sha256 first (`write_part_file`), unless it
-    is a Parquet part of an earlier version."""
-
-    def unreadable(e: BaseException) -> FileInvalid:
-        return FileInvalid(path, f"unreadable ({type(e).__name__}: {e})")
-
-    if part:
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise unreadable(e) from e
-        if not data.startswith(b"PAR1"):
-            n = len(data) - _PART_TRAILER
-            if n < 0 or data[-len(PART_MAGIC) :] != PART_MAGIC:
-                raise FileInvalid(path, "not a complete part (its end marker is missing)")
-            view = memoryview(data)
-            if hashlib.sha256(view[:n]).digest() != data[n : n + 32]:
-                raise FileInvalid(path, "its sha256 differs from the one it was written with (the part changed after it was written)")
-            try:
-                reader = pa.ipc.open_stream(pa.py_buffer(view[:n]))
-            except (OSError, pa.ArrowException, ValueError) as e:
-                raise unreadable(e) from e
-
-            def batches() -> Iterator[pa.Table]:
-                while True:
-                    try:
-                        b = reader.read_next_batch()
-                    except StopIteration:
-                        return
-                    except (OSError, pa.ArrowException, ValueError) as e:
-                        raise FileInvalid(path, f"a record batch unreadable ({type(e).__name__}: {e})") from e
-                    yield pa.Table.from_batches([b])
-
-            return reader.schema, batches()
+    checked whole against its sha256 first (`_open_part`), unless it is a
+    Parquet part of an earlier version."""
+    if part and (opened := _open_part(path)) is not None:
+        return opened
     try:
         pf = pq.ParquetFile(path, page_checksum_verification=True)
         schema = pf.schema_arrow
     except (OSError, pa.ArrowException, ValueError) as e:
-        raise unreadable(e) from e
+        raise FileInvalid(path, f"unreadable ({type(e).__name__}: {e})") from e
 
     def row_groups() -> Iterator[pa.Table]:
         for i in range(pf.num_row_groups):
@@ -1289,6 +1258,42 @@ def _open_result(path: Path, part: bool) -> tuple[pa.Schema, Iterator[pa.Table]]
                 raise FileInvalid(path, f"row group {i} unreadable ({type(e).__name__}: {e})") from e
 
     return schema, row_groups()
+
+
+def _open_part(path: Path) -> tuple[pa.Schema, Iterator[pa.Table]] | None:
+    """A part's schema and record batches (`write_part_file`), once the whole
+    stream matches the sha256 it carries; None for a Parquet part of an
+    earlier version (it begins with ``PAR1``), which is read as a data file."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) == b"PAR1":
+                return None
+            f.seek(0)
+            data = f.read()
+    except OSError as e:
+        raise FileInvalid(path, f"unreadable ({type(e).__name__}: {e})") from e
+    n = len(data) - _PART_TRAILER
+    if n < 0 or data[-len(PART_MAGIC) :] != PART_MAGIC:
+        raise FileInvalid(path, "not a complete part (its end marker is missing)")
+    view = memoryview(data)
+    if hashlib.sha256(view[:n]).digest() != data[n : n + 32]:
+        raise FileInvalid(path, "its sha256 differs from the one it was written with (the part changed after it was written)")
+    try:
+        reader = pa.ipc.open_stream(pa.py_buffer(view[:n]))
+    except (OSError, pa.ArrowException, ValueError) as e:
+        raise FileInvalid(path, f"unreadable ({type(e).__name__}: {e})") from e
+
+    def batches() -> Iterator[pa.Table]:
+        while True:
+            try:
+                b = reader.read_next_batch()
+            except StopIteration:
+                return
+            except (OSError, pa.ArrowException, ValueError) as e:
+                raise FileInvalid(path, f"a record batch unreadable ({type(e).__name__}: {e})") from e
+            yield pa.Table.from_batches([b])
+
+    return reader.schema, batches()
 
 
 def check_file(path: Path, config: RunConfig, *, entry: FileEntry | None = None, part: bool = False) -> FileEntry:
