@@ -433,29 +433,28 @@ impl Search {
                 self.visited.prefetch(self.children[top.next - 1].fp);
             }
             // Stored since it was generated (by an earlier sibling's
-            // subtree): skipped without being played again.
-            if self.visited.contains(fp) {
-                continue;
+            // subtree): skipped without being played again. Else stored
+            // now, before it is played, by the same lookup.
+            match self.store_new(fp, room) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(k) => {
+                    let squeezed = match k {
+                        LimitKind::Bytes => room.bytes < self.limits.max_bytes,
+                        LimitKind::Positions => room.positions < self.limits.max_positions,
+                        LimitKind::Time | LimitKind::Disk => false,
+                    };
+                    if squeezed {
+                        // Not this search's own limit: retry this child later.
+                        self.frames.last_mut().unwrap().next += 1;
+                        return Step::Squeezed;
+                    }
+                    return Step::Done(self.finish(Outcome::Limit(k), None, budget));
+                }
             }
             self.b.apply(m);
             let n = self.b.autoplay_after(&mut self.auto_log, m, false);
-            if let Err(k) = self.store(fp, room) {
-                self.b.undo_autoplay(&mut self.auto_log, n);
-                self.b.undo(m);
-                let mark = self.frames.last().unwrap().mark;
-                self.b.restore_dirty(mark);
-                let squeezed = match k {
-                    LimitKind::Bytes => room.bytes < self.limits.max_bytes,
-                    LimitKind::Positions => room.positions < self.limits.max_positions,
-                    LimitKind::Time | LimitKind::Disk => false,
-                };
-                if squeezed {
-                    // Not this search's own limit: retry this child later.
-                    self.frames.last_mut().unwrap().next += 1;
-                    return Step::Squeezed;
-                }
-                return Step::Done(self.finish(Outcome::Limit(k), None, budget));
-            }
+            debug_assert_eq!(fp, self.b.fingerprint());
             if self.b.is_won() {
                 let mark = self.b.dirty_mark();
                 self.frames.push(Frame {
@@ -490,11 +489,37 @@ impl Search {
         }
     }
 
-    /// Stores the current position, not yet stored, whose fingerprint is
-    /// `fp`; `Err` when that or the expansion that follows would take more
-    /// than `room`.
+    /// Stores the position whose fingerprint is `fp` (a child about to be
+    /// played) unless it is stored already: `Ok(false)` then, `Ok(true)`
+    /// once stored, `Err` as `store`. While the set and the stacks have
+    /// room for it and the expansion that follows (nearly always), this is
+    /// one lookup that inserts, where a lookup and then `store` would look
+    /// for the same slot twice.
+    fn store_new(&mut self, fp: u128, room: Room) -> Result<bool, LimitKind> {
+        let roomy = self.visited.len() < room.positions
+            && self.stack_growth() == 0
+            && match &self.visited {
+                Visited::Fast(h) => h.len() < h.capacity(),
+                Visited::Compact(t) => t.bytes_to_insert(fp) == t.bytes(),
+            };
+        if roomy {
+            let added = match &mut self.visited {
+                Visited::Fast(h) => h.insert(fp),
+                Visited::Compact(t) => t.insert(fp).map_err(|_| LimitKind::Bytes)?,
+            };
+            self.stats.stored += added as u64;
+            return Ok(added);
+        }
+        if self.visited.contains(fp) {
+            return Ok(false);
+        }
+        self.store(fp, room).map(|()| true)
+    }
+
+    /// Stores the position whose fingerprint is `fp`, not yet stored;
+    /// `Err` when that or the expansion that follows would take more than
+    /// `room`.
     fn store(&mut self, fp: u128, room: Room) -> Result<(), LimitKind> {
-        debug_assert_eq!(fp, self.b.fingerprint());
         debug_assert!(!self.visited.contains(fp));
         if self.visited.len() >= room.positions {
             return Err(LimitKind::Positions);
