@@ -719,6 +719,39 @@ def _split(r: DealRange, size: int) -> list[DealRange]:
     return split_chunks([r], size)
 
 
+#: A run's last tasks are cut smaller, so that its CPUs finish together
+#: instead of all but one waiting for the last whole task (on 2 CPUs a
+#: 10^6-deal run's last second had one idle): the tasks that begin within
+#: the run's last `TAPER_WAVES` tasks per CPU are cut into `TAPER_PIECES`,
+#: none under `TAPER_MIN_DEALS` deals.
+TAPER_WAVES: Final = 2
+TAPER_PIECES: Final = 4
+TAPER_MIN_DEALS: Final = 1_000
+
+
+def taper(tasks: Sequence[DealRange], after: int, size: int, cpus: int) -> list[DealRange]:
+    """`tasks`, in the order they are handed out (each of at most `size`
+    deals, on `size`'s grid), with those among the run's last cut smaller
+    (`TAPER_WAVES`); `after` deals of the run come after them. A piece lies
+    on its own grid, so a task's pieces are the same whichever run cuts them.
+
+    >>> [str(t) for t in taper([DealRange(1, 10000), DealRange(10001, 14000)], 0, 10000, 1)]
+    ['1-2500', '2501-5000', '5001-7500', '7501-10000', '10001-12500', '12501-14000']
+    >>> len(taper(split_chunks([DealRange(1, 100000)], 10000), 60000, 10000, 2)), len(taper([DealRange(1, 300)], 0, 300, 2))
+    (10, 1)
+    """
+    piece = max(TAPER_MIN_DEALS, size // TAPER_PIECES)
+    if piece >= size:
+        return list(tasks)
+    tail = TAPER_WAVES * max(1, cpus) * size
+    left = after + sum(len(t) for t in tasks)  # deals from the task below to the run's end
+    out: list[DealRange] = []
+    for t in tasks:
+        out.extend(split_chunks([t], piece) if left <= tail else [t])
+        left -= len(t)
+    return out
+
+
 def _prepare(options: RunOptions, note: TextIO) -> tuple[RunLock, Manifest, Invocation]:
     """Takes the lock and records the configuration and this invocation in
     ``_run/run.json`` before any work (and before Ray starts). Raises
@@ -1513,8 +1546,10 @@ def _drive(
         redos = RedoBudget()
         streams = _Streams((config_json, prov, out_abs), lane)
 
+        unqueued = todo_deals - done_parts  # deals of the run no task is queued for yet
+
         def refill() -> None:
-            nonlocal exhausted
+            nonlocal exhausted, unqueued
             while not exhausted and len(queue) < window:
                 unit = next(units, None)
                 if unit is None:
@@ -1522,6 +1557,8 @@ def _drive(
                     return
                 have = [r for r, _ in parts if r.start >= unit.start and r.end <= unit.end]
                 tasks = [t for rest in subtract([unit], have) for t in _split(rest, size)]
+                unqueued -= sum(len(t) for t in tasks)
+                tasks = taper(tasks, unqueued, size, cpus)
                 open_units[unit] = len(tasks)
                 if not tasks:
                     seals.append(unit)

@@ -580,6 +580,33 @@ def test_ray_takes_the_tasks_the_driver_has_not_begun(ray_address: str, tmp_path
     assert cli(["validate", str(options.out)]) == 0
 
 
+def test_a_runs_last_tasks_are_cut_smaller(ray_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tasks that begin within the run's last two per CPU are cut in
+    # four (`jobs.run.taper`; in a real run into pieces of at least 1,000
+    # deals, here of 5), wherever they run, and the results are the same.
+    monkeypatch.setattr(jobs.run, "TAPER_MIN_DEALS", 1)
+    starts: list[_HeldStart] = []
+
+    def start(wake: threading.Event) -> _HeldStart:
+        starts.append(_HeldStart(wake))
+        return starts[-1]
+
+    def chunk(summary: TaskSummary) -> None:
+        if not starts[0].up:
+            starts[0].declare_up()
+
+    options = jobs.run.RunOptions(
+        deals=(DealRange(1, 400),), out=tmp_path / "run", config=CONFIG, task_deals=20, file_deals=400,
+        command=["test"], verbosity=-1,
+    )  # fmt: skip
+    outcome = jobs.run.run(options, on_chunk=chunk, ray_start=start)
+    tail = min(400, 2 * jobs.run._local_cpus() * 20)  # the tasks are cut while the driver solves
+    assert outcome.status == "complete" and outcome.deals_done == 400
+    assert outcome.tasks_done == (400 - tail) // 20 + tail // 5
+    assert dataset(options.out).to_pylist() == reference(DealRange(1, 400), CONFIG).to_pylist()
+    assert cli(["validate", str(options.out)]) == 0
+
+
 def _script(source: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Runs `source` in a fresh Python process from the checkout, with no
     Ray cluster named (`RAY_ADDRESS` empty: a run there starts its own)."""
