@@ -59,6 +59,7 @@ from ._api import (  # noqa: E402
     solve,
     solve_range,
     solve_range_columns,
+    solve_range_table,
 )
 from .errors import (  # noqa: E402
     AnalyzerError,
@@ -96,5 +97,6 @@ __all__ = [
     "solve",
     "solve_range",
     "solve_range_columns",
+    "solve_range_table",
     "verifier",
 ]

@@ -10,9 +10,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from . import _engine
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 from .errors import DealNumberError, VariantError
 
 MAX_DEAL = 2**33 - 1
@@ -490,7 +493,7 @@ def _deal_span(start: int, stop: int) -> tuple[int, int] | None:
     return a, b
 
 
-#: The fields `solve_range_columns` gives, one list each.
+#: The fields `solve_range_table` gives (`solve_range_columns`: one list each).
 RANGE_COLUMNS: Final = (
     "deal_number", "outcome", "limit_reason", "solution", "solution_length_single", "solution_length_multi",
     "positions_expanded", "positions_stored", "peak_bytes", "elapsed_s", "error",
@@ -509,8 +512,8 @@ def solve_range_columns(
 ) -> dict[str, list[Any]]:
     """`solve_range`'s searches, their results as columns: a list per field
     of `RANGE_COLUMNS`, in the order of the deals, ``solution`` as the move
-    texts joined by spaces (None unless solved). For writing tables of many
-    results without a Python object for each (the batch run's tasks).
+    texts joined by spaces (None unless solved): `solve_range_table`'s
+    columns as lists.
 
     >>> c = solve_range_columns(1, 3)
     >>> c["deal_number"], c["outcome"]
@@ -518,11 +521,54 @@ def solve_range_columns(
     >>> c["solution"][0].split() == list(solve_range(1, 2)[0].solution)
     True
     """
+    t = solve_range_table(start, stop, variant, cells=cells, move_rule=move_rule, limits=limits, fail_deals=fail_deals)
+    return t.to_pydict()
+
+
+def solve_range_table(
+    start: int,
+    stop: int,
+    variant: VariantLike = "freecell",
+    *,
+    cells: int | None = None,
+    move_rule: str | None = None,
+    limits: Limits | None = None,
+    fail_deals: Sequence[int] = (),
+) -> pa.Table:
+    """`solve_range`'s searches as an Arrow table of the `RANGE_COLUMNS`,
+    typed as `analyzer.schema` declares them, made from the engine's own
+    buffers: no Python object per deal, and no pandas (which
+    ``pyarrow.array`` imports on its first call when it is installed). For
+    writing tables of many results (the batch run's tasks).
+
+    >>> t = solve_range_table(1, 3)
+    >>> t.column("deal_number").to_pylist(), t.column("outcome").to_pylist(), t.schema.field("outcome").type
+    ([1, 2], ['solved', 'solved'], DictionaryType(dictionary<values=string, indices=int8, ordered=0>))
+    """
+    import pyarrow as pa
+
+    from .schema import column, string_array
+
+    fields = [pa.field(name, column(name).type, nullable=column(name).nullable) for name in RANGE_COLUMNS]
     span = _deal_span(start, stop)
     if span is None:
-        return {k: [] for k in RANGE_COLUMNS}
+        return pa.schema(fields).empty_table()
     v = _variant(variant, cells, move_rule)
-    return _engine.solve_range_columns(*span, v, (limits or Limits())._for_engine(), list(fail_deals))
+    raw = _engine.solve_range_arrow(*span, v, (limits or Limits())._for_engine(), list(fail_deals))
+    n: int = raw["n"]
+    arrays: list[pa.Array[Any]] = []
+    for f in fields:
+        valid, offsets, values = raw[f.name]
+        bufs = [None if valid is None else pa.py_buffer(valid), pa.py_buffer(values)]
+        if offsets is not None:  # strings, with 64-bit offsets
+            bufs.insert(1, pa.py_buffer(offsets))
+            arrays.append(pa.Array.from_buffers(pa.large_string(), n, bufs).cast(f.type))
+        elif pa.types.is_dictionary(f.type):  # codes into the engine's labels
+            codes = pa.Array.from_buffers(pa.int8(), n, bufs)
+            arrays.append(pa.DictionaryArray.from_arrays(codes, string_array(raw[f"{f.name}_labels"])))
+        else:
+            arrays.append(pa.Array.from_buffers(f.type, n, bufs))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def min_cells(

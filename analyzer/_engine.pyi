@@ -19,7 +19,7 @@ __all__ = [
     "presets",
     "solve",
     "solve_range",
-    "solve_range_columns",
+    "solve_range_arrow",
 ]
 
 # Plain values that cross the boundary (docs/DESIGN.md): records with named
@@ -148,9 +148,9 @@ def solve(board: Board, limits: _LimitsFields, watch: Progress | None = None) ->
 def solve_range(
     start: int, stop: int, variant: _VariantFields, limits: _LimitsFields, fail_deals: list[int] = ...
 ) -> list[tuple[int, SolveRecord]]: ...
-def solve_range_columns(
+def solve_range_arrow(
     start: int, stop: int, variant: _VariantFields, limits: _LimitsFields, fail_deals: list[int] = ...
-) -> dict[str, list[Any]]: ...
+) -> dict[str, Any]: ...
 def min_cells(
     n: int, variant: _VariantFields, max_cells: int, limits: _LimitsFields, watch: Progress | None = None
 ) -> tuple[int | None, list[tuple[int, SolveRecord]]]: ...

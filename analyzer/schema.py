@@ -15,8 +15,10 @@ DictionaryType(dictionary<values=string, indices=int8, ordered=0>)
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._lazy import LazyModule
 
@@ -86,6 +88,64 @@ def arrow_schema(metadata: dict[str, str] | None = None) -> pa.Schema:
     if metadata:
         schema = schema.with_metadata({k.encode(): v.encode() for k, v in metadata.items()})
     return schema
+
+
+def string_array(values: Sequence[str | None], large: bool = False) -> pa.Array[Any]:
+    """An Arrow string array of `values`, made from its buffers: unlike
+    ``pyarrow.array``, which imports pandas on its first call when pandas is
+    installed (a third of a second), this needs nothing but pyarrow.
+
+    >>> string_array(["ab", None, "c"]).to_pylist()
+    ['ab', None, 'c']
+    """
+    data = bytearray()
+    ends = [0]
+    for v in values:
+        data += (v or "").encode()
+        ends.append(len(data))
+    kind = "q" if large else "i"
+    offsets = struct.pack(f"<{len(ends)}{kind}", *ends)
+    valid = _bitmap([v is not None for v in values])
+    t = pa.large_string() if large else pa.string()
+    return pa.Array.from_buffers(t, len(values), [valid, pa.py_buffer(offsets), pa.py_buffer(bytes(data))])
+
+
+def _bitmap(valid: Sequence[bool]) -> pa.Buffer | None:
+    """Arrow's validity bitmap of `valid`, None when all are valid."""
+    if all(valid):
+        return None
+    bits = bytearray((len(valid) + 7) // 8)
+    for i, v in enumerate(valid):
+        if v:
+            bits[i // 8] |= 1 << (i % 8)
+    return pa.py_buffer(bytes(bits))
+
+
+#: ``struct`` formats of the fixed-width kinds of `COLUMNS`.
+_STRUCT: Final = {"int8": "b", "int32": "i", "int64": "q", "float64": "d"}
+
+
+def constant_array(name: str, value: object, n: int) -> pa.Array[Any]:
+    """Column `name` (its type as `COLUMNS` declares it) with `value` in all
+    `n` rows, None for nulls; made from buffers, as `string_array` is.
+
+    >>> constant_array("variant", "freecell", 2).to_pylist(), constant_array("min_cells", None, 2).to_pylist()
+    (['freecell', 'freecell'], [None, None])
+    >>> constant_array("cells", 4, 3).type, constant_array("attempts", 1, 1).to_pylist()
+    (DataType(int8), [1])
+    """
+    c = column(name)
+    if value is None:
+        return pa.nulls(n).cast(c.type)
+    if c.kind == "category":
+        codes = pa.Array.from_buffers(pa.int8(), n, [None, pa.py_buffer(bytes(n))])
+        return pa.DictionaryArray.from_arrays(codes, string_array([str(value)]))
+    if c.kind == "string":
+        text = str(value).encode()
+        ends = struct.pack(f"<{n + 1}i", *range(0, (n + 1) * len(text), len(text)) if text else [0] * (n + 1))
+        return pa.Array.from_buffers(c.type, n, [None, pa.py_buffer(ends), pa.py_buffer(text * n)])
+    one = struct.pack("<" + _STRUCT[c.kind], value)
+    return pa.Array.from_buffers(c.type, n, [None, pa.py_buffer(one * n)])
 
 
 def column(name: str) -> Column:

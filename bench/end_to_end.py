@@ -21,7 +21,7 @@ ours / a2 and issue 25's target for it:
 - ``run 1-1000000``: wall ≤ the two-process a2 run.
 
 ``--engine-alone`` also runs the engine by itself on the same deals, as
-two processes over the two halves like a2 (``analyzer.solve_range_columns``
+two processes over the two halves like a2 (``analyzer.solve_range_table``
 in calls of 10,000 deals, the size of a run's tasks; nothing written, no
 Ray): the floor a run could reach, so that ours / a2 splits into the
 engine's share (engine alone / a2) and the run's own (ours / engine alone:
@@ -182,7 +182,7 @@ import analyzer
 from jobs.config import build_config
 a, b, c = int(sys.argv[1]), int(sys.argv[2]), build_config()
 for s in range(a, b + 1, 10_000):
-    analyzer.solve_range_columns(s, min(b, s + 9_999) + 1, c.variant, cells=c.cells[0], limits=c.limits, fail_deals=[])
+    analyzer.solve_range_table(s, min(b, s + 9_999) + 1, c.variant, cells=c.cells[0], limits=c.limits, fail_deals=[])
 """
 
 

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 import analyzer
 from analyzer import Limits, SolveResult
-from analyzer.schema import arrow_schema
+from analyzer.schema import arrow_schema, constant_array
 
 from .config import LIMIT_KEYS, Provenance, RunConfig, limits_from_dict, limits_to_dict
 from .ranges import DealRange
@@ -42,14 +42,15 @@ def _error_result(deal: int, config: RunConfig, cells: int, message: str) -> Sol
 
 def _solve_fixed(deals: DealRange, config: RunConfig, cells: int, metadata: Mapping[str, str]) -> pa.Table:
     """One engine batch call for all `deals` at `cells`, its results taken
-    as columns (`analyzer.solve_range_columns`: no Python object per deal).
+    as Arrow columns (`analyzer.solve_range_table`: no Python object per
+    deal, and no pandas imported).
     Should the call itself fail (it catches panics per deal, so only a bug
     could make it), the deals are retried one by one so that only the
     failing ones become ``error`` rows."""
     v, lim = config.variant, config.limits
     fail = [n for n in config.fail_deals if n in deals]
     try:
-        cols = analyzer.solve_range_columns(deals.start, deals.end + 1, v, cells=cells, limits=lim, fail_deals=fail)
+        cols = analyzer.solve_range_table(deals.start, deals.end + 1, v, cells=cells, limits=lim, fail_deals=fail)
     except Exception:
         rows: list[Row] = []
         for n in deals.deals():
@@ -59,10 +60,11 @@ def _solve_fixed(deals: DealRange, config: RunConfig, cells: int, metadata: Mapp
                 rows.append(Row(_error_result(n, config, cells, f"{type(e).__name__}: {e}")))
         return results_table(rows, metadata)
     # The columns the engine does not give are the same on every row.
-    n = len(cols["deal_number"])
+    n = cols.num_rows
     same = {"variant": v.name, "cells": cells, "move_rule": v.move_rule, "min_cells": None, "attempts": 1, "attempt_history": None}
     schema = arrow_schema(dict(metadata))
-    arrays = [pa.array(cols[f.name] if f.name in cols else [same[f.name]] * n, type=f.type) for f in schema]
+    given = set(cols.column_names)
+    arrays = [cols.column(f.name) if f.name in given else constant_array(f.name, same[f.name], n) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

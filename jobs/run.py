@@ -1275,9 +1275,10 @@ def lane_finishes_first(remaining: int, solved: int, elapsed: float) -> bool:
     return remaining * elapsed / solved <= 2 * LANE_ALL_CORES_S
 
 
-#: What a task imports on its first call (`jobs.task.run_part`), pandas
-#: included: pyarrow imports it, when installed, on its first conversion of
-#: Python values (0.2 to 0.3 s).
+#: What the lane's tasks import on their first call (`jobs.task.run_part`,
+#: `seal_unit`), pandas included: pyarrow imports it, when installed, on its
+#: first conversion to or from numpy or Python values (0.2 to 0.3 s), which
+#: a file's seal makes (a solving task makes none).
 _TASK_IMPORTS: Final = ("pyarrow.parquet", "pyarrow.compute", "analyzer._engine", "jobs.chunks", "jobs.runformat", "pandas")
 
 

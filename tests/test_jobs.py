@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,6 +274,37 @@ def test_solve_chunk_matches_the_engine() -> None:
     assert meta[b"fca.config"].decode() == config.canonical_json()
     assert meta[b"fca.config_hash"].decode() == config.config_hash()
     assert (meta[b"fca.deal_start"], meta[b"fca.deal_end"]) == (b"1", b"6")
+
+
+def test_solve_chunk_has_the_engines_nulls_limits_and_errors() -> None:
+    # A task's table is made from the engine's buffers (`analyzer.
+    # solve_range_table`): every row as the engine's record has it, nulls,
+    # limit reasons and error texts included.
+    config = build_config(cells="4", max_positions=120, fail_deals=[5])
+    rows = solve_chunk(1, 12, config).to_pylist()
+    direct = analyzer.solve_range(1, 13, limits=config.limits, fail_deals=[5])
+    assert {r["outcome"] for r in rows} == {"solved", "limit", "error"}
+    for r, d in zip(rows, direct, strict=True):
+        assert (r["deal_number"], r["outcome"], r["limit_reason"], r["error"]) == (d.deal_number, d.outcome, d.limit_reason, d.error)
+        assert (r["solution_length_single"], r["solution_length_multi"]) == (d.solution_length_single, d.solution_length_multi)
+        assert r["solution"] == (" ".join(d.solution) if d.outcome == "solved" else None)
+        assert (r["positions_expanded"], r["peak_bytes"]) == (d.positions_expanded, d.peak_bytes)
+        assert (r["attempts"], r["attempt_history"], r["min_cells"]) == (1, None, None)
+    assert solve_chunk(7, 7, config).column("deal_number").to_pylist() == [7]
+
+
+def test_a_solving_task_imports_no_pandas(tmp_path: Path) -> None:
+    # pyarrow imports pandas, when installed, on its first array made from
+    # Python values (a third of a second of CPU in every Ray worker); a
+    # task's table and part are made without one.
+    code = (
+        "import sys; from pathlib import Path; import jobs.chunks, jobs.runformat; from jobs.config import build_config\n"
+        "t = jobs.chunks.solve_chunk(1, 30, build_config(cells='3-4'))\n"
+        "jobs.runformat.write_part_file(Path(sys.argv[1]), [t], t.schema)\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.part")], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
 
 
 def test_a_configuration_from_before_the_disk_budget_keeps_its_hash() -> None:

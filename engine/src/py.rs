@@ -7,7 +7,7 @@ use crate::solver::{self, Limits, Outcome, SolveResult};
 use crate::variant::{Build, EmptyRule, MoveRule, Preset, Variant};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -500,7 +500,7 @@ fn solve_range(
         .collect()
 }
 
-/// The searches of `solve_range` and `solve_range_columns`: deals
+/// The searches of `solve_range` and `solve_range_arrow`: deals
 /// `start..stop`, the GIL released, a panic caught per deal.
 fn search_range(
     py: Python<'_>,
@@ -532,79 +532,228 @@ fn search_range(
     }))
 }
 
-/// `solve_range`'s results as columns, one list per field, in the order of
-/// the deals: what a batch run writes (`jobs.chunks`), without a Python
-/// object per result. A solution is its move texts joined by spaces, None
-/// unless solved; a deal whose search panicked has outcome `error`, its
-/// message in `error` and zero counts.
-#[derive(IntoPyObject)]
-struct RangeColumns {
-    deal_number: Vec<u64>,
-    outcome: Vec<&'static str>,
-    limit_reason: Vec<Option<&'static str>>,
-    solution: Vec<Option<String>>,
-    solution_length_single: Vec<Option<u32>>,
-    solution_length_multi: Vec<Option<u32>>,
-    positions_expanded: Vec<u64>,
-    positions_stored: Vec<u64>,
-    peak_bytes: Vec<u64>,
-    elapsed_s: Vec<f64>,
-    error: Vec<Option<String>>,
+/// `solve_range`'s results as Arrow columns (little-endian, Arrow's
+/// layouts), in the order of the deals: what a batch run writes
+/// (`jobs.chunks`, through `analyzer.solve_range_table`), without a Python
+/// object per result. Each column is a `(validity, offsets, values)` triple
+/// of byte strings: the validity a bitmap, least significant bit first, or
+/// None when no value is null; offsets (`i64`, one more than the rows) only
+/// for strings; `outcome` and `limit_reason` as `i8` codes into their
+/// `*_labels`. A solution is its move texts joined by spaces, null unless
+/// solved; a deal whose search panicked has outcome `error`, its message in
+/// `error` and zero counts.
+struct ArrowColumns {
+    n: usize,
+    deal_number: Vec<u8>,
+    outcome: Vec<u8>,
+    limit_reason: Vec<u8>,
+    limit_valid: Bits,
+    solution: Strings,
+    solution_length_single: Vec<u8>,
+    single_valid: Bits,
+    solution_length_multi: Vec<u8>,
+    multi_valid: Bits,
+    positions_expanded: Vec<u8>,
+    positions_stored: Vec<u8>,
+    peak_bytes: Vec<u8>,
+    elapsed_s: Vec<u8>,
+    error: Strings,
 }
 
-impl RangeColumns {
+/// The labels of `ArrowColumns::outcome`'s codes, in code order.
+const OUTCOME_LABELS: [&str; 4] = ["solved", "unsolvable", "limit", "error"];
+/// The labels of `ArrowColumns::limit_reason`'s codes, in code order.
+const LIMIT_LABELS: [&str; 4] = ["positions", "bytes", "disk", "time"];
+
+fn code(labels: &[&str], name: &str) -> u8 {
+    labels
+        .iter()
+        .position(|l| *l == name)
+        .expect("a known label") as u8
+}
+
+/// An Arrow validity bitmap being built, and whether any bit is clear.
+#[derive(Default)]
+struct Bits {
+    bytes: Vec<u8>,
+    len: usize,
+    nulls: bool,
+}
+
+impl Bits {
+    fn push(&mut self, valid: bool) {
+        if self.len.is_multiple_of(8) {
+            self.bytes.push(0);
+        }
+        if valid {
+            *self.bytes.last_mut().unwrap() |= 1 << (self.len % 8);
+        } else {
+            self.nulls = true;
+        }
+        self.len += 1;
+    }
+
+    /// The bitmap, or None when every value is valid (Arrow's shorthand).
+    fn into_bytes(self) -> Option<Vec<u8>> {
+        self.nulls.then_some(self.bytes)
+    }
+}
+
+/// A nullable string column being built.
+struct Strings {
+    valid: Bits,
+    offsets: Vec<u8>,
+    data: Vec<u8>,
+}
+
+impl Strings {
+    fn new() -> Self {
+        Strings {
+            valid: Bits::default(),
+            offsets: 0i64.to_le_bytes().to_vec(),
+            data: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, s: Option<&str>) {
+        self.valid.push(s.is_some());
+        self.data.extend_from_slice(s.unwrap_or("").as_bytes());
+        self.offsets
+            .extend_from_slice(&(self.data.len() as i64).to_le_bytes());
+    }
+}
+
+impl ArrowColumns {
     fn with_capacity(n: usize) -> Self {
-        RangeColumns {
-            deal_number: Vec::with_capacity(n),
+        ArrowColumns {
+            n: 0,
+            deal_number: Vec::with_capacity(n * 8),
             outcome: Vec::with_capacity(n),
             limit_reason: Vec::with_capacity(n),
-            solution: Vec::with_capacity(n),
-            solution_length_single: Vec::with_capacity(n),
-            solution_length_multi: Vec::with_capacity(n),
-            positions_expanded: Vec::with_capacity(n),
-            positions_stored: Vec::with_capacity(n),
-            peak_bytes: Vec::with_capacity(n),
-            elapsed_s: Vec::with_capacity(n),
-            error: Vec::with_capacity(n),
+            limit_valid: Bits::default(),
+            solution: Strings::new(),
+            solution_length_single: Vec::with_capacity(n * 4),
+            single_valid: Bits::default(),
+            solution_length_multi: Vec::with_capacity(n * 4),
+            multi_valid: Bits::default(),
+            positions_expanded: Vec::with_capacity(n * 8),
+            positions_stored: Vec::with_capacity(n * 8),
+            peak_bytes: Vec::with_capacity(n * 8),
+            elapsed_s: Vec::with_capacity(n * 8),
+            error: Strings::new(),
         }
     }
 
     fn push(&mut self, n: u64, s: &Searched) {
-        self.deal_number.push(n);
-        match s {
+        self.n += 1;
+        self.deal_number
+            .extend_from_slice(&(n as i64).to_le_bytes());
+        let (outcome, limit, solution, single, multi, counts, error) = match s {
             Searched::Panicked(msg) => {
-                self.outcome.push("error");
-                self.limit_reason.push(None);
-                self.solution.push(None);
-                self.solution_length_single.push(None);
-                self.solution_length_multi.push(None);
-                self.positions_expanded.push(0);
-                self.positions_stored.push(0);
-                self.peak_bytes.push(0);
-                self.elapsed_s.push(0.0);
-                self.error.push(Some(msg.clone()));
+                ("error", None, None, None, None, [0; 3], Some(msg.as_str()))
             }
             Searched::Done(r) => {
                 let sol = r.solution.as_ref();
-                self.outcome.push(r.outcome.name());
-                self.limit_reason.push(match r.outcome {
-                    Outcome::Limit(k) => Some(k.name()),
-                    _ => None,
-                });
-                self.solution.push(match r.outcome {
+                let text = match r.outcome {
                     Outcome::Solved => Some(joined(sol.map_or(&[], |s| &s.notation))),
                     _ => None,
-                });
-                self.solution_length_single
-                    .push(sol.and_then(|s| s.single_len));
-                self.solution_length_multi.push(sol.map(|s| s.multi_len));
-                self.positions_expanded.push(r.stats.expanded);
-                self.positions_stored.push(r.stats.stored);
-                self.peak_bytes.push(r.stats.peak_bytes);
-                self.elapsed_s.push(r.stats.elapsed.as_secs_f64());
-                self.error.push(None);
+                };
+                let limit = match r.outcome {
+                    Outcome::Limit(k) => Some(k.name()),
+                    _ => None,
+                };
+                let counts = [r.stats.expanded, r.stats.stored, r.stats.peak_bytes];
+                let single = sol.and_then(|s| s.single_len);
+                (
+                    r.outcome.name(),
+                    limit,
+                    text,
+                    single,
+                    sol.map(|s| s.multi_len),
+                    counts,
+                    None,
+                )
             }
+        };
+        self.outcome.push(code(&OUTCOME_LABELS, outcome));
+        self.limit_reason
+            .push(limit.map_or(0, |l| code(&LIMIT_LABELS, l)));
+        self.limit_valid.push(limit.is_some());
+        self.solution.push(solution.as_deref());
+        for (col, valid, v) in [
+            (
+                &mut self.solution_length_single,
+                &mut self.single_valid,
+                single,
+            ),
+            (
+                &mut self.solution_length_multi,
+                &mut self.multi_valid,
+                multi,
+            ),
+        ] {
+            col.extend_from_slice(&(v.unwrap_or(0) as i32).to_le_bytes());
+            valid.push(v.is_some());
         }
+        for (col, v) in [
+            (&mut self.positions_expanded, counts[0]),
+            (&mut self.positions_stored, counts[1]),
+            (&mut self.peak_bytes, counts[2]),
+        ] {
+            col.extend_from_slice(&(v as i64).to_le_bytes());
+        }
+        let elapsed = match s {
+            Searched::Done(r) => r.stats.elapsed.as_secs_f64(),
+            Searched::Panicked(_) => 0.0,
+        };
+        self.elapsed_s.extend_from_slice(&elapsed.to_le_bytes());
+        self.error.push(error);
+    }
+
+    /// The columns as a dict for `analyzer.solve_range_table`.
+    fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        type Triple<'a> = (
+            Option<Bound<'a, PyBytes>>,
+            Option<Bound<'a, PyBytes>>,
+            Bound<'a, PyBytes>,
+        );
+        let b = |v: &[u8]| PyBytes::new(py, v);
+        let plain = |v: Vec<u8>| -> Triple<'_> { (None, None, b(&v)) };
+        let nullable = |v: Vec<u8>, bits: Bits| -> Triple<'_> {
+            (bits.into_bytes().map(|x| b(&x)), None, b(&v))
+        };
+        let strings = |s: Strings| -> Triple<'_> {
+            (
+                s.valid.into_bytes().map(|x| b(&x)),
+                Some(b(&s.offsets)),
+                b(&s.data),
+            )
+        };
+        let d = PyDict::new(py);
+        d.set_item("n", self.n)?;
+        d.set_item("outcome_labels", OUTCOME_LABELS.to_vec())?;
+        d.set_item("limit_reason_labels", LIMIT_LABELS.to_vec())?;
+        d.set_item("deal_number", plain(self.deal_number))?;
+        d.set_item("outcome", plain(self.outcome))?;
+        d.set_item(
+            "limit_reason",
+            nullable(self.limit_reason, self.limit_valid),
+        )?;
+        d.set_item("solution", strings(self.solution))?;
+        d.set_item(
+            "solution_length_single",
+            nullable(self.solution_length_single, self.single_valid),
+        )?;
+        d.set_item(
+            "solution_length_multi",
+            nullable(self.solution_length_multi, self.multi_valid),
+        )?;
+        d.set_item("positions_expanded", plain(self.positions_expanded))?;
+        d.set_item("positions_stored", plain(self.positions_stored))?;
+        d.set_item("peak_bytes", plain(self.peak_bytes))?;
+        d.set_item("elapsed_s", plain(self.elapsed_s))?;
+        d.set_item("error", strings(self.error))?;
+        Ok(d)
     }
 }
 
@@ -621,23 +770,23 @@ fn joined(moves: &[Notation]) -> String {
 }
 
 /// Solves deals `start..stop` (stop excluded) as `solve_range` does; the
-/// results as columns (`RangeColumns`), a dict of lists.
+/// results as Arrow columns (`ArrowColumns`), a dict of byte strings.
 #[pyfunction]
 #[pyo3(signature = (start, stop, variant, limits, fail_deals=Vec::new()))]
-fn solve_range_columns(
-    py: Python<'_>,
+fn solve_range_arrow<'py>(
+    py: Python<'py>,
     start: i128,
     stop: i128,
     variant: VariantRecord,
     limits: LimitsFields,
     fail_deals: Vec<u64>,
-) -> PyResult<RangeColumns> {
+) -> PyResult<Bound<'py, PyDict>> {
     let searched = search_range(py, start, stop, variant, limits, fail_deals)?;
-    let mut cols = RangeColumns::with_capacity(searched.len());
+    let mut cols = ArrowColumns::with_capacity(searched.len());
     for (n, s) in &searched {
         cols.push(*n, s);
     }
-    Ok(cols)
+    cols.into_py(py)
 }
 
 /// Smallest number of cells that wins deal `n`: (min or None, [(cells, result)]).
@@ -794,7 +943,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(board_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add_function(wrap_pyfunction!(solve_range, m)?)?;
-    m.add_function(wrap_pyfunction!(solve_range_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(solve_range_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(min_cells, m)?)?;
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     m.add_function(wrap_pyfunction!(notation_chars, m)?)?;
