@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from . import _engine
+from .errors import DealNumberError, VariantError
 
 if TYPE_CHECKING:
     import pyarrow as pa
-from .errors import DealNumberError, VariantError
 
 MAX_DEAL = 2**33 - 1
 Outcome = Literal["solved", "unsolvable", "limit", "error"]

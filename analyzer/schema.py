@@ -90,7 +90,7 @@ def arrow_schema(metadata: dict[str, str] | None = None) -> pa.Schema:
     return schema
 
 
-def string_array(values: Sequence[str | None], large: bool = False) -> pa.Array[Any]:
+def string_array(values: Sequence[str | None]) -> pa.Array[Any]:
     """An Arrow string array of `values`, made from its buffers: unlike
     ``pyarrow.array``, which imports pandas on its first call when pandas is
     installed (a third of a second), this needs nothing but pyarrow.
@@ -103,11 +103,9 @@ def string_array(values: Sequence[str | None], large: bool = False) -> pa.Array[
     for v in values:
         data += (v or "").encode()
         ends.append(len(data))
-    kind = "q" if large else "i"
-    offsets = struct.pack(f"<{len(ends)}{kind}", *ends)
+    offsets = struct.pack(f"<{len(ends)}i", *ends)
     valid = _bitmap([v is not None for v in values])
-    t = pa.large_string() if large else pa.string()
-    return pa.Array.from_buffers(t, len(values), [valid, pa.py_buffer(offsets), pa.py_buffer(bytes(data))])
+    return pa.Array.from_buffers(pa.string(), len(values), [valid, pa.py_buffer(offsets), pa.py_buffer(bytes(data))])
 
 
 def _bitmap(valid: Sequence[bool]) -> pa.Buffer | None:
@@ -131,8 +129,8 @@ def constant_array(name: str, value: object, n: int) -> pa.Array[Any]:
 
     >>> constant_array("variant", "freecell", 2).to_pylist(), constant_array("min_cells", None, 2).to_pylist()
     (['freecell', 'freecell'], [None, None])
-    >>> constant_array("cells", 4, 3).type, constant_array("attempts", 1, 1).to_pylist()
-    (DataType(int8), [1])
+    >>> constant_array("cells", 4, 3).type, constant_array("attempts", 1, 1).to_pylist(), constant_array("error", "x", 2).to_pylist()
+    (DataType(int8), [1], ['x', 'x'])
     """
     c = column(name)
     if value is None:
@@ -141,9 +139,7 @@ def constant_array(name: str, value: object, n: int) -> pa.Array[Any]:
         codes = pa.Array.from_buffers(pa.int8(), n, [None, pa.py_buffer(bytes(n))])
         return pa.DictionaryArray.from_arrays(codes, string_array([str(value)]))
     if c.kind == "string":
-        text = str(value).encode()
-        ends = struct.pack(f"<{n + 1}i", *range(0, (n + 1) * len(text), len(text)) if text else [0] * (n + 1))
-        return pa.Array.from_buffers(c.type, n, [None, pa.py_buffer(ends), pa.py_buffer(text * n)])
+        return string_array([str(value)] * n)
     one = struct.pack("<" + _STRUCT[c.kind], value)
     return pa.Array.from_buffers(c.type, n, [None, pa.py_buffer(one * n)])
 
