@@ -555,10 +555,9 @@ def test_ray_takes_over_from_the_driver_once_up(ray_address: str, tmp_path: Path
     assert cli(["validate", str(options.out)]) == 0
 
 
-def test_ray_takes_the_tasks_the_driver_has_not_begun(ray_address: str, tmp_path: Path) -> None:
-    # The lane holds a task running and one waiting per thread; once Ray is
-    # declared up those waiting go to Ray (`DriverLane.withdraw`), and every
-    # deal is still solved exactly once.
+def _run_up_at_first_task(options: jobs.run.RunOptions) -> jobs.run.RunOutcome:
+    """Runs `options` with a Ray start the test declares up once the
+    driver's lane has finished its first task (`_HeldStart`)."""
     starts: list[_HeldStart] = []
 
     def start(wake: threading.Event) -> _HeldStart:
@@ -569,11 +568,18 @@ def test_ray_takes_the_tasks_the_driver_has_not_begun(ray_address: str, tmp_path
         if not starts[0].up:
             starts[0].declare_up()
 
+    return jobs.run.run(options, on_chunk=chunk, ray_start=start)
+
+
+def test_ray_takes_the_tasks_the_driver_has_not_begun(ray_address: str, tmp_path: Path) -> None:
+    # The lane holds a task running and one waiting per thread; once Ray is
+    # declared up those waiting go to Ray (`DriverLane.withdraw`), and every
+    # deal is still solved exactly once.
     options = jobs.run.RunOptions(
         deals=(DealRange(1, 200),), out=tmp_path / "run", config=CONFIG, task_deals=5, file_deals=100,
         command=["test"], verbosity=-1,
     )  # fmt: skip
-    outcome = jobs.run.run(options, on_chunk=chunk, ray_start=start)
+    outcome = _run_up_at_first_task(options)
     assert outcome.status == "complete" and outcome.deals_done == 200 and outcome.tasks_done == 40
     assert outcome.driver_deals <= 5 * 2 * jobs.run._local_cpus()  # at most the lane's first tasks
     assert dataset(options.out).to_pylist() == reference(DealRange(1, 200), CONFIG).to_pylist()
@@ -585,21 +591,11 @@ def test_a_runs_last_tasks_are_cut_smaller(ray_address: str, tmp_path: Path, mon
     # four (`jobs.run.taper`; in a real run into pieces of at least 1,000
     # deals, here of 5), wherever they run, and the results are the same.
     monkeypatch.setattr(jobs.run, "TAPER_MIN_DEALS", 1)
-    starts: list[_HeldStart] = []
-
-    def start(wake: threading.Event) -> _HeldStart:
-        starts.append(_HeldStart(wake))
-        return starts[-1]
-
-    def chunk(summary: TaskSummary) -> None:
-        if not starts[0].up:
-            starts[0].declare_up()
-
     options = jobs.run.RunOptions(
         deals=(DealRange(1, 400),), out=tmp_path / "run", config=CONFIG, task_deals=20, file_deals=400,
         command=["test"], verbosity=-1,
     )  # fmt: skip
-    outcome = jobs.run.run(options, on_chunk=chunk, ray_start=start)
+    outcome = _run_up_at_first_task(options)
     tail = min(400, 2 * jobs.run._local_cpus() * 20)  # the tasks are cut while the driver solves
     assert outcome.status == "complete" and outcome.deals_done == 400
     assert outcome.tasks_done == (400 - tail) // 20 + tail // 5
