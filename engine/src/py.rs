@@ -3,7 +3,7 @@
 
 use crate::board::{Board, Loc, Move, Notation};
 use crate::solver::progress::{self, Progress};
-use crate::solver::{self, Limits, Outcome, SolveResult};
+use crate::solver::{self, Limits, Outcome, SolveResult, Stats};
 use crate::variant::{Build, EmptyRule, MoveRule, Preset, Variant};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -645,68 +645,59 @@ impl ArrowColumns {
     }
 
     fn push(&mut self, n: u64, s: &Searched) {
+        // A panicked search: outcome `error`, its message, zero counts.
+        let (r, error) = match s {
+            Searched::Done(r) => (Some(r), None),
+            Searched::Panicked(msg) => (None, Some(msg.as_str())),
+        };
+        let outcome = r.map(|r| r.outcome);
+        let stats = r.map_or(Stats::default(), |r| r.stats);
+        let sol = r.and_then(|r| r.solution.as_ref());
+        let limit = match outcome {
+            Some(Outcome::Limit(k)) => Some(k.name()),
+            _ => None,
+        };
         self.n += 1;
         self.deal_number
             .extend_from_slice(&(n as i64).to_le_bytes());
-        let (outcome, limit, solution, single, multi, counts, error) = match s {
-            Searched::Panicked(msg) => {
-                ("error", None, None, None, None, [0; 3], Some(msg.as_str()))
-            }
-            Searched::Done(r) => {
-                let sol = r.solution.as_ref();
-                let text = match r.outcome {
-                    Outcome::Solved => Some(joined(sol.map_or(&[], |s| &s.notation))),
-                    _ => None,
-                };
-                let limit = match r.outcome {
-                    Outcome::Limit(k) => Some(k.name()),
-                    _ => None,
-                };
-                let counts = [r.stats.expanded, r.stats.stored, r.stats.peak_bytes];
-                let single = sol.and_then(|s| s.single_len);
-                (
-                    r.outcome.name(),
-                    limit,
-                    text,
-                    single,
-                    sol.map(|s| s.multi_len),
-                    counts,
-                    None,
-                )
-            }
-        };
-        self.outcome.push(code(&OUTCOME_LABELS, outcome));
+        self.outcome.push(code(
+            &OUTCOME_LABELS,
+            outcome.map_or("error", Outcome::name),
+        ));
         self.limit_reason
             .push(limit.map_or(0, |l| code(&LIMIT_LABELS, l)));
         self.limit_valid.push(limit.is_some());
-        self.solution.push(solution.as_deref());
+        self.solution.push(
+            match outcome {
+                Some(Outcome::Solved) => Some(joined(sol.map_or(&[], |s| &s.notation))),
+                _ => None,
+            }
+            .as_deref(),
+        );
         for (col, valid, v) in [
             (
                 &mut self.solution_length_single,
                 &mut self.single_valid,
-                single,
+                sol.and_then(|s| s.single_len),
             ),
             (
                 &mut self.solution_length_multi,
                 &mut self.multi_valid,
-                multi,
+                sol.map(|s| s.multi_len),
             ),
         ] {
             col.extend_from_slice(&(v.unwrap_or(0) as i32).to_le_bytes());
             valid.push(v.is_some());
         }
         for (col, v) in [
-            (&mut self.positions_expanded, counts[0]),
-            (&mut self.positions_stored, counts[1]),
-            (&mut self.peak_bytes, counts[2]),
+            (&mut self.positions_expanded, stats.expanded),
+            (&mut self.positions_stored, stats.stored),
+            (&mut self.peak_bytes, stats.peak_bytes),
         ] {
             col.extend_from_slice(&(v as i64).to_le_bytes());
         }
-        let elapsed = match s {
-            Searched::Done(r) => r.stats.elapsed.as_secs_f64(),
-            Searched::Panicked(_) => 0.0,
-        };
-        self.elapsed_s.extend_from_slice(&elapsed.to_le_bytes());
+        self.elapsed_s
+            .extend_from_slice(&stats.elapsed.as_secs_f64().to_le_bytes());
         self.error.push(error);
     }
 
