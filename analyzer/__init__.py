@@ -48,16 +48,16 @@ _engine_elsewhere()
 
 # Arrow's memory pool in this process and the processes it starts (Ray's
 # workers among them), unless the user names one: the C library's malloc,
-# which keeps freed memory for the next buffer. pyarrow's default
-# (mimalloc) gives a buffer of tens of megabytes (a row group's
-# solutions) back to the system when it is freed, and the next one is
-# memory the kernel must zero again, which on a virtual machine whose host
-# reclaims freed pages costs more than the work itself: a run's seal of
-# 200,000 rows took 1.6-2.0 s of CPU with mimalloc and 1.0-1.2 s with this
-# pool (docs/solver-log.md, session 45). Read by pyarrow when it is first
-# imported, so set before anything imports it; the pool decides where
-# buffers live, never their bytes. (``system`` is in every pyarrow build;
-# naming a backend a build lacks makes pyarrow print a warning.)
+# which keeps a freed buffer (glibc: one of up to 32 MiB) for the next.
+# pyarrow's default (mimalloc) gives a buffer of tens of megabytes (a row
+# group's solutions) back to the system when it is freed, and the next one
+# is memory the kernel must zero again, which on a virtual machine whose
+# host reclaims freed pages costs more than the work itself: a run's seal
+# of 200,000 rows took 1.6-2.0 s of CPU with mimalloc and 1.0-1.2 s with
+# this pool (docs/solver-log.md, session 45). Read by pyarrow when it is
+# first imported, so set before anything imports it; the pool decides
+# where buffers live, never their bytes. (``system`` is in every pyarrow
+# build; naming a backend a build lacks makes pyarrow print a warning.)
 _os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 from . import verifier  # noqa: E402
