@@ -67,8 +67,10 @@ def require_engine(expected_version: str | None = None) -> str:
     version, which must equal `expected_version` when given."""
     host = socket.gethostname()
     try:
-        importlib.import_module("pyarrow")
+        # The package first: it chooses Arrow's memory pool, which pyarrow
+        # reads when imported (`analyzer/__init__.py`).
         engine = importlib.import_module("analyzer._engine")
+        importlib.import_module("pyarrow")
     except ImportError as e:
         raise EngineUnavailableError(
             f"cannot import the solver on Ray worker {host} ({type(e).__name__}: {e}); {SHIP_HINT}"

@@ -308,16 +308,18 @@ def test_a_solving_task_imports_no_pandas(tmp_path: Path) -> None:
 
 
 def test_result_files_are_made_in_a_memory_pool_that_keeps_freed_memory() -> None:
-    # A process that imports the package (a Ray worker through jobs.task, the
-    # driver through the CLI) makes its Arrow buffers with the C library's
+    # A Ray worker (its first task checks the engine: `require_engine`, on a
+    # cluster whose processes did not inherit the driver's environment) and
+    # the driver (the CLI) make their Arrow buffers with the C library's
     # malloc, not pyarrow's default, which gives large freed buffers back to
     # the system; a pool the user names is kept.
-    code = "import jobs.task, analyzer.cli, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    pool = "import pyarrow as pa; print(pa.default_memory_pool().backend_name)"
     env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
-    for named, want in ((None, "system"), ("mimalloc", "mimalloc")):
-        e = env if named is None else {**env, "ARROW_DEFAULT_MEMORY_POOL": named}
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=e)
-        assert (done.returncode, done.stdout.strip()) == (0, want), done.stderr
+    for first in ("import jobs.task; jobs.task.require_engine()", "import analyzer.cli"):
+        for named, want in ((None, "system"), ("mimalloc", "mimalloc")):
+            e = env if named is None else {**env, "ARROW_DEFAULT_MEMORY_POOL": named}
+            done = subprocess.run([sys.executable, "-c", f"{first}; {pool}"], capture_output=True, text=True, timeout=120, env=e)
+            assert (done.returncode, done.stdout.strip()) == (0, want), (first, done.stderr)
 
 
 def test_a_configuration_from_before_the_disk_budget_keeps_its_hash() -> None:
