@@ -5,15 +5,17 @@
 //! With `--final`, the complete search alone in the tuning's final order
 //! (as a solve's last complete search): its outcome, expansions, positions
 //! stored, peak bytes and peak disk (its path's file) and seconds.
+//! With `--beam`, the reserve's beam alone (`Tuning::reserve`'s `beam`),
+//! the same figures (CAP unused).
 //!
 //! ```text
 //! cargo run --release --example portfolio -- START END CAP [--cells K]
-//!     [--tuning FILE] [--deals FILE] [--complete | --final]
+//!     [--tuning FILE] [--deals FILE] [--complete | --final | --beam]
 //!     [--max-bytes N] [--max-disk N]
 //! ```
 mod common;
 
-use engine::solver::{solve_complete_alone, solve_member_alone, Outcome};
+use engine::solver::{solve_beam_alone, solve_complete_alone, solve_member_alone, Outcome};
 use engine::Board;
 use std::process::ExitCode;
 
@@ -26,7 +28,7 @@ fn main() -> ExitCode {
             "--max-bytes",
             "--max-disk",
         ],
-        &["--complete", "--final"],
+        &["--complete", "--final", "--beam"],
     )
     .and_then(|a| {
         let (start, end) = (a.number(0, "START")?, a.number(1, "END")?);
@@ -36,11 +38,11 @@ fn main() -> ExitCode {
             cap,
             a.variant()?,
             a.tuning()?,
-            (a.flag("--complete"), a.flag("--final")),
+            (a.flag("--complete"), a.flag("--final"), a.flag("--beam")),
             a.limits()?,
         ))
     });
-    let (deals, cap, v, tuning, (complete, last), l) = match parsed {
+    let (deals, cap, v, tuning, (complete, last, beam), l) = match parsed {
         Ok(p) => p,
         Err(e) => {
             eprintln!("portfolio: {e}");
@@ -55,8 +57,18 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        if last {
-            let r = solve_complete_alone(&b, &l, cap, &tuning.final_order);
+        if last || beam {
+            let r = if beam {
+                match tuning.reserve.as_ref().and_then(|r| r.beam) {
+                    Some(settings) => solve_beam_alone(&b, &l, &settings),
+                    None => {
+                        eprintln!("portfolio: the tuning has no beam");
+                        return ExitCode::from(2);
+                    }
+                }
+            } else {
+                solve_complete_alone(&b, &l, cap, &tuning.final_order)
+            };
             let s = r.stats;
             println!(
                 "{n} {:?} expanded {} stored {} peak_bytes {} peak_disk {} seconds {:.1}",

@@ -18,6 +18,7 @@
 //! same board, limits and tuning give the same outcome, solution and counts
 //! (a time limit is the only exception, by nature).
 
+mod beam;
 mod best_first;
 mod budget;
 mod complete;
@@ -31,12 +32,13 @@ mod result;
 mod solution;
 mod tuning;
 
+pub use beam::beam as solve_beam_alone;
 pub use best_first::solve_member_alone;
 pub use complete::solve_complete_alone;
 pub use heuristic::Weights;
 pub use result::{LimitKind, Limits, Outcome, Solution, SolveResult, Stats};
 pub use solution::{describe, expand_move, shorten};
-pub use tuning::{Blocked, Member, Probe, Reserve, Tuning, TuningError};
+pub use tuning::{Beam, Blocked, Member, Probe, Reserve, Tuning, TuningError};
 
 use crate::board::Board;
 use crate::prover::{self, ProofLimit, ProofOutcome};
@@ -102,9 +104,34 @@ fn reserve_after(
             ..first
         };
     };
-    let Some(r) = portfolio::reserve(board, &left, tuning) else {
+    let Some(mut r) = portfolio::reserve(board, &left, tuning) else {
         return first;
     };
+    // Its members found nothing: the beam, if any, with what is left.
+    let beam = tuning
+        .for_cells(board.ncells() as u64)
+        .reserve
+        .as_ref()
+        .and_then(|t| t.beam);
+    if let (Outcome::Limit(LimitKind::Bytes | LimitKind::Positions), Some(b)) = (r.outcome, beam) {
+        match left_after(&left, r.stats.elapsed) {
+            Some(rest) => {
+                let s = beam::beam(board, &rest, &b);
+                r = SolveResult {
+                    outcome: s.outcome,
+                    solution: s.solution,
+                    stats: Stats {
+                        expanded: r.stats.expanded + s.stats.expanded,
+                        stored: r.stats.stored.max(s.stats.stored),
+                        peak_bytes: r.stats.peak_bytes.max(s.stats.peak_bytes),
+                        elapsed: r.stats.elapsed + s.stats.elapsed,
+                        ..r.stats
+                    },
+                };
+            }
+            None => r.outcome = Outcome::Limit(LimitKind::Time),
+        }
+    }
     let stats = Stats {
         expanded: first.stats.expanded + r.stats.expanded,
         proof_expanded: first.stats.proof_expanded,
@@ -474,6 +501,56 @@ mod tests {
             solve_with(&b, &limits, &t).stats.expanded,
             solve_with(&b, &limits, &no).stats.expanded
         );
+    }
+
+    #[test]
+    fn the_reserves_beam_wins_after_its_members_find_nothing() {
+        // The portfolio and the reserve's members stopped at their first
+        // expansion, so the complete search fills the positions and the
+        // members find nothing; the beam, within the same 20,000 positions,
+        // wins these 2-cell deals before the prover (which without it runs
+        // out of positions too).
+        let beam = Some(Beam {
+            width: 50,
+            depth: 200,
+            weights: Tuning::shipped().final_order,
+        });
+        let with = |b: Option<Beam>| {
+            shipped_but(move |t| {
+                t.cap = 1;
+                t.probe = None;
+                let r = t.reserve.as_mut().unwrap();
+                r.cap = 1;
+                r.beam = b;
+            })
+        };
+        let (t, no) = (with(beam), with(None));
+        let limits = Limits {
+            max_positions: 20_000,
+            ..Limits::default()
+        };
+        for deal in [7, 14] {
+            let b = Board::deal(deal, Variant::default().with_cells(2)).unwrap();
+            let r = solve_with(&b, &limits, &t);
+            assert_eq!(r.outcome, Outcome::Solved, "{deal}");
+            replay(&b, r.solution.as_ref().unwrap());
+            let without = solve_with(&b, &limits, &no);
+            assert_eq!(without.outcome, Outcome::Limit(LimitKind::Positions));
+            // The complete search's expansions, then the members' and the
+            // beam's.
+            assert!(r.stats.proof_expanded >= 19_000, "{deal}");
+            assert!(r.stats.expanded > r.stats.proof_expanded + 1_000, "{deal}");
+        }
+        // The shipped reserve has the beam with 2 cells and fewer, and with
+        // 3 there is neither.
+        assert!(Tuning::shipped()
+            .for_cells(1)
+            .reserve
+            .as_ref()
+            .unwrap()
+            .beam
+            .is_some());
+        assert!(Tuning::shipped().for_cells(3).reserve.is_none());
     }
 
     #[test]

@@ -74,6 +74,17 @@ pub struct Reserve {
     /// Its members (`reserve = true` in the file), all from the first
     /// round, each on its own (no shared set).
     pub members: Vec<Member>,
+    /// After its members, a beam (`[beam]`; `None`: none).
+    pub beam: Option<Beam>,
+}
+
+/// The reserve's beam (`solver::beam`): breadth-first, keeping the `width`
+/// best positions of each depth by `weights`, up to `depth` moves.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Beam {
+    pub width: u64,
+    pub depth: u64,
+    pub weights: Weights,
 }
 
 /// Every setting that steers a search (docs/SOLVER.md, "The searches").
@@ -170,6 +181,24 @@ impl Tuning {
         let dry = Table::take_one(&mut tables, "dry")?;
         let probe = Table::take_one(&mut tables, "probe")?;
         let reserve = Table::take_one(&mut tables, "reserve")?;
+        let beam = match Table::take_one(&mut tables, "beam")? {
+            Some(mut t) => {
+                let b = Beam {
+                    width: t.int("width")?,
+                    depth: t.int("depth")?,
+                    weights: t.weights("weights")?,
+                };
+                t.done()?;
+                if b.width == 0 || b.width > u32::MAX as u64 {
+                    return Err(TuningError::at(
+                        t.line,
+                        format!("[beam] width must be 1 to {}", u32::MAX),
+                    ));
+                }
+                Some((t.line, b))
+            }
+            None => None,
+        };
         let mut members = Vec::new();
         let mut reserve_members = Vec::new();
         for t in tables.iter_mut().filter(|t| t.name == "member" && t.array) {
@@ -253,9 +282,18 @@ impl Tuning {
                     Some(Reserve {
                         cap,
                         members: reserve_members,
+                        beam: beam.map(|(_, b)| b),
                     })
                 }
-                (None, true) => None,
+                (None, true) => match beam {
+                    Some((line, _)) => {
+                        return Err(TuningError::at(
+                            line,
+                            "[beam] is part of the reserve: it needs [reserve]".to_string(),
+                        ))
+                    }
+                    None => None,
+                },
                 (Some(t), true) => {
                     return Err(TuningError::at(
                         t.line,
@@ -730,6 +768,30 @@ mod tests {
         // Leaving both out turns it off.
         let cut = &text[..text.find("# Once the complete search has filled").unwrap()];
         assert_eq!(Tuning::from_toml(cut).unwrap().reserve, None);
+        // The beam: part of the reserve, 1 to 2^32 - 1 wide, its keys only;
+        // left out, none.
+        let beam = "[beam]\nwidth = 400_000\n";
+        assert!(text.contains(beam));
+        let at = text.find(beam).unwrap();
+        let table = &text[at..at + text[at..].find("\n[[member]]").unwrap()];
+        let e = Tuning::from_toml(&format!("{cut}\n{table}")).unwrap_err();
+        assert!(
+            e.to_string().contains("[beam] is part of the reserve"),
+            "{e}"
+        );
+        let e = edited("width = 400_000", "width = 0").unwrap_err();
+        assert!(e.to_string().contains("[beam] width must be 1 to"), "{e}");
+        let e = edited("width = 400_000", "width = 400_000\nextra = 1").unwrap_err();
+        assert!(
+            e.to_string().contains("unknown key \"extra\" in [beam]"),
+            "{e}"
+        );
+        let b = Tuning::shipped().reserve.as_ref().unwrap().beam.unwrap();
+        assert_eq!((b.width, b.depth), (400_000, 100));
+        let start = text.find("# After the reserve's members, a beam").unwrap();
+        let end = text[start..].find("\n[[member]]").unwrap() + start;
+        let off = format!("{}{}", &text[..start], &text[end..]);
+        assert_eq!(Tuning::from_toml(&off).unwrap().reserve.unwrap().beam, None);
         // A first member that leaves some games without one.
         let e = edited("max_cells = 10", "max_cells = 9").unwrap_err();
         assert!(e.to_string().contains("any number of cells"), "{e}");
