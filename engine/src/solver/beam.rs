@@ -108,11 +108,13 @@ impl Beam1 {
         for _ in 0..beam.depth {
             cands.clear();
             // Held besides the visited set while this depth is expanded:
-            // the front, the links so far and the candidates.
+            // the front, the links so far and the candidates' buffer
+            // (`extra` more slots while it grows, the old buffer living
+            // until the new one is filled).
             let held = |c: &Vec<Candidate>, extra: u64| {
                 front.len() as u64 * BOARD_BYTES
                     + links_bytes
-                    + (c.len() as u64 + extra) * CANDIDATE_BYTES
+                    + (c.capacity() as u64 + extra) * CANDIDATE_BYTES
             };
             for (i, p) in front.iter().enumerate() {
                 let mut b = Board::unpack(p, v);
@@ -133,16 +135,17 @@ impl Beam1 {
                     let s = if won { 0 } else { score(&b, &beam.weights) };
                     b.undo_autoplay(&mut log, n);
                     b.undo(m);
-                    if !self.insert(fp, held(&cands, 1))? {
+                    if !self.insert(fp, held(&cands, 0))? {
                         continue;
                     }
                     if won {
                         return Ok(self.path(i as u32, m));
                     }
                     if cands.len() == cands.capacity() {
-                        let more = cands.capacity().max(1024);
-                        self.fits(self.seen.bytes() + held(&cands, more as u64))?;
-                        cands.reserve_exact(more);
+                        // Doubled: the new buffer beside the old.
+                        let new = (2 * cands.capacity()).max(1024);
+                        self.fits(self.seen.bytes() + held(&cands, new as u64))?;
+                        cands.reserve_exact(new - cands.len());
                     }
                     cands.push(Candidate {
                         score: s,
