@@ -5,6 +5,8 @@
 //!   searches (`best_first`, with `park`s and a `queue`) that finds most
 //!   solutions quickly, and the complete search (`complete`), the one that
 //!   proves, joining the rounds late and deciding alone if they fail;
+//! - `beam`: the reserve's last search for a win, breadth-first with the
+//!   best positions of each depth kept;
 //! - `heuristic`: the score both searches order positions by (`Weights`);
 //! - `tuning`: every setting of the searches, the shipped ones in
 //!   `tuning.toml` (`Tuning::shipped`), an experiment's passed explicitly
@@ -86,9 +88,10 @@ fn left_after(limits: &Limits, spent: std::time::Duration) -> Option<Limits> {
     })
 }
 
-/// The reserve's answer (`Tuning::reserve`) after `first` (a solve that
-/// ran out of memory or positions): a win, or the time limit, or `first`'s
-/// limit again; its figures are added to `first`'s. The deals that get
+/// The reserve's answer (`Tuning::reserve`: its members, then its beam if
+/// they find nothing) after `first` (a solve that ran out of memory or
+/// positions): a win, or the time limit, or `first`'s limit again; its
+/// figures are added to `first`'s. The deals that get
 /// here are the hard ones, whose complete search filled the memory; the
 /// reserve's cap is small beside what they have cost by then.
 fn reserve_after(
