@@ -130,17 +130,17 @@ impl Beam1 {
                 for &m in &moves {
                     b.apply(m);
                     let n = b.autoplay_after(&mut log, m, false);
-                    let fp = b.fingerprint();
-                    let won = b.is_won();
-                    let s = if won { 0 } else { score(&b, &beam.weights) };
+                    // Scored only when new: most children were generated
+                    // before. (An error leaves `b`, a copy, as it is.)
+                    let fresh = self.insert(b.fingerprint(), held(&cands, 0))?;
+                    let won = fresh && b.is_won();
+                    let s = (fresh && !won).then(|| score(&b, &beam.weights));
                     b.undo_autoplay(&mut log, n);
                     b.undo(m);
-                    if !self.insert(fp, held(&cands, 0))? {
-                        continue;
-                    }
                     if won {
                         return Ok(self.path(i as u32, m));
                     }
+                    let Some(s) = s else { continue };
                     if cands.len() == cands.capacity() {
                         // Doubled: the new buffer beside the old.
                         let new = (2 * cands.capacity()).max(1024);
