@@ -44,8 +44,8 @@ HARD = [(219837216, 4, "unsolvable"), (2255988055, 4, "unsolvable")]
 #: it), and deals of MS 1..32000 at their minimum in Pringle's table that
 #: `run 1-32000 --min-cells` left undetermined at 300 s (eleven). The first-move
 #: probe wins the first three, the compact visited set 11744, the reserve
-#: (docs/SOLVER.md) 12284, 20752, 5435, 9691, 16322 and 21165; 13599 and 17760
-#: are open.
+#: (docs/SOLVER.md) 12284, 20752, 5435, 9691, 16322 and 21165, and the
+#: reserve's beam 13599 and 17760.
 WINS = [
     (496564, 3, "solved"), (17331, 1, "solved"), (20337, 2, "solved"),
     (11744, 1, "solved"), (12284, 1, "solved"), (13599, 1, "solved"), (20752, 1, "solved"),
