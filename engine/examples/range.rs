@@ -14,7 +14,9 @@
 //! `--tuning FILE`: the search's settings from FILE (in the form of
 //! `engine/src/solver/tuning.toml`) instead of the shipped ones.
 //! `--list-hard N`: a line `hard DEAL EXPANDED OUTCOME PROOF_EXPANDED` for
-//! every deal that takes more than N expansions.
+//! every deal that takes more than N expansions; with `--min-cells`, a line
+//! `search DEAL CELLS OUTCOME EXPANDED PROOF_EXPANDED SECONDS` for every
+//! search of a count that takes more than N.
 //! `--min-cells`: the fewest cells of each deal (`solver::min_cells_with`,
 //! up to `--max-cells`, 8 by default; `--max-seconds` limits each search),
 //! then how many deals need each count, how many are undetermined, and the
@@ -65,7 +67,7 @@ fn main() -> ExitCode {
         Err(e) => return usage(e),
     };
     if args.flag("--min-cells") {
-        return min_cells_range(&deals, v, max_cells, &limits, &tuning);
+        return min_cells_range(&deals, v, max_cells, &limits, &tuning, list_hard);
     }
     let t0 = Instant::now();
     let (mut solved, mut unsolvable, mut limit) = (0, 0, 0);
@@ -158,6 +160,7 @@ fn min_cells_range(
     max_cells: u8,
     limits: &Limits,
     tuning: &Tuning,
+    list_hard: Option<u64>,
 ) -> ExitCode {
     let t0 = Instant::now();
     let mut minima = [0u64; 11];
@@ -174,6 +177,15 @@ fn min_cells_range(
             p.0 += 1;
             p.1 += r.stats.expanded;
             p.2 += r.stats.elapsed.as_secs_f64();
+            if list_hard.is_some_and(|h| r.stats.expanded > h) {
+                println!(
+                    "search {n} {k} {} {} {} {:.3}",
+                    r.outcome.name(),
+                    r.stats.expanded,
+                    r.stats.proof_expanded,
+                    r.stats.elapsed.as_secs_f64()
+                );
+            }
         }
         match m.min {
             Some(k) => minima[k as usize] += 1,
