@@ -396,33 +396,6 @@ mod tests {
     }
 
     #[test]
-    fn a_favoured_complete_search_goes_on_at_the_cap() {
-        // On 11982 with 4 cells the blocked rule gives the complete search
-        // 32 times the members' expansions. With the portfolio's cap at
-        // 2,000 it has done more than the members when the cap comes, so it
-        // goes on and proves the deal: one search's expansions (the same in
-        // any order for a lost deal), no probe, no new search. Replacing it
-        // instead, as for a search that had only its quarter share, took
-        // 450,206 expansions (the probe's and a new search's).
-        let b = Board::deal(11982, Variant::default()).unwrap();
-        let alone = complete::solve_complete_alone(
-            &b,
-            &Limits::default(),
-            u64::MAX,
-            &Tuning::shipped().final_order,
-        );
-        assert_eq!(alone.outcome, Outcome::Unsolvable);
-        let r = solve_with(&b, &Limits::default(), &shipped_but(|t| t.cap = 2_000));
-        assert_eq!(r.outcome, Outcome::Unsolvable);
-        assert_eq!(r.stats.proof_expanded, alone.stats.expanded);
-        assert!(
-            r.stats.expanded <= alone.stats.expanded + 2_000,
-            "{}",
-            r.stats.expanded
-        );
-    }
-
-    #[test]
     fn a_dry_portfolio_gives_the_complete_search_the_larger_share() {
         // On 18356 with 3 cells the members run dry early but for one; with
         // the larger share (`Tuning::dry_factor`) the proof ends before the

@@ -357,44 +357,15 @@ impl<'a> Portfolio<'a> {
 
     /// The portfolio found nothing within its cap: the complete search
     /// alone decides, with all the memory. An interleaved one that never
-    /// started simply continues. One that did is replaced by a search in
+    /// started simply continues; one that did is replaced by a search in
     /// `Tuning::final_order` (a different order: the deals that outlast the
-    /// portfolio are the ones the interleaved order handles badly), unless
-    /// the larger shares (blocked, dry) have given it at least as many
-    /// expansions as the members: such a deal is most likely lost, and a
-    /// lost deal's proof expands the same positions in any order, so the
-    /// search first goes on, with all the memory, up to twice its
-    /// expansions (MS 23981 with 1 cell: 21.9 M done at the cap of a 22.6 M
-    /// proof, which a new search had started again after the probe). If
-    /// that does not decide, it is replaced as before: at most its own
-    /// work again is lost.
+    /// portfolio are the ones the interleaved order handles badly; its work
+    /// is at most a quarter of one member's).
     fn decide_alone(mut self) -> SolveResult {
-        let members = self.member_expansions();
-        let mut expanded = members + self.complete.expansions();
+        let mut expanded = self.member_expansions() + self.complete.expansions();
         let mut proved = 0;
         self.members = Vec::new();
         self.groups = Vec::new();
-        let done = self.complete.expansions();
-        if self.complete.started() && done >= members {
-            self.complete
-                .watch(Stage::Complete, self.base + members, Load::default());
-            let step = self
-                .complete
-                .resume(2 * done, self.budget.whole(), &self.budget);
-            match step {
-                // Running out of memory or disk in this order decides
-                // nothing.
-                Step::Done(r)
-                    if matches!(
-                        r.outcome,
-                        Outcome::Solved | Outcome::Unsolvable | Outcome::Limit(LimitKind::Time)
-                    ) =>
-                {
-                    return self.merge(r, members);
-                }
-                _ => expanded = members + self.complete.expansions(),
-            }
-        }
         if self.complete.started() {
             let spilled = self.complete.peak_disk();
             self.complete = Search::new(self.board, self.tuning.final_order, self.budget.limits());

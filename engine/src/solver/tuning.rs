@@ -115,8 +115,7 @@ pub struct Tuning {
     /// The order of the complete search while it joins the rounds.
     pub interleaved_order: Weights,
     /// The order of a complete search that decides alone after the
-    /// portfolio (a new one, unless the interleaved one never started or,
-    /// favoured by the larger shares, goes on: `Portfolio::decide_alone`).
+    /// portfolio (a new one, unless the interleaved one never started).
     pub final_order: Weights,
     /// A deal on which no member gets cards home gives the complete search
     /// a larger share (`None`: never).
